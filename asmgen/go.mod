@@ -1,0 +1,8 @@
+module github.com/spipe-dev/spipe/asmgen
+
+go 1.26.0
+
+require (
+	github.com/mmcloughlin/avo v0.6.0 // indirect
+	golang.org/x/tools v0.52.0 // indirect
+)
