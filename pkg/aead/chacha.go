@@ -1,0 +1,153 @@
+package aead
+
+import (
+	"encoding/binary"
+
+	"github.com/spipe-dev/spipe/internal/alias"
+	"github.com/spipe-dev/spipe/internal/chachacore"
+)
+
+// maxChaChaPlaintext is RFC 8439's limit: the 32-bit block counter gives the
+// message blocks 1 to 2^32-1 (block 0 makes the Poly1305 key).
+const maxChaChaPlaintext = (1<<32 - 1) * chachacore.BlockSize
+
+// chachaAEAD is the RFC 8439 construction over ChaCha with any round count,
+// and, when extended, XChaCha (HChaCha subkey, 24-byte nonce).
+type chachaAEAD struct {
+	key      [KeySize]byte
+	rounds   int
+	extended bool
+}
+
+func newChaCha(key []byte, rounds int, extended bool) *chachaAEAD {
+	a := &chachaAEAD{rounds: rounds, extended: extended}
+	copy(a.key[:], key)
+	return a
+}
+
+// NonceSize returns 12, or 24 for XChaCha20-Poly1305.
+func (a *chachaAEAD) NonceSize() int {
+	if a.extended {
+		return NonceSizeX
+	}
+	return NonceSize
+}
+
+// Overhead returns the tag size, 16.
+func (a *chachaAEAD) Overhead() int { return TagSize }
+
+// start sets up s for nonce and turns keystream block 0 into the Poly1305
+// one-time key, leaving s positioned at block 1. (The caller builds the MAC
+// itself so that it stays on the caller's stack.)
+func (a *chachaAEAD) start(s *chachacore.State, nonce []byte, macKey *[32]byte) {
+	if a.extended {
+		var subkey [32]byte
+		chachacore.HChaCha(&subkey, &a.key, (*[16]byte)(nonce[:16]), a.rounds)
+		var n [NonceSize]byte
+		copy(n[4:], nonce[16:24])
+		chachacore.Init(s, subkey[:], n[:])
+	} else {
+		chachacore.Init(s, a.key[:], nonce)
+	}
+	var block [chachacore.BlockSize]byte
+	chachacore.XORKeyStreamBlocks(s, a.rounds, block[:], block[:])
+	copy(macKey[:], block[:32])
+}
+
+// Seal encrypts and authenticates plaintext and additional data and appends
+// ciphertext || tag to dst. It panics if the nonce has the wrong size, if
+// plaintext exceeds RFC 8439's limit, or if dst's new bytes overlap plaintext
+// other than exactly (in-place: dst = plaintext[:0]).
+func (a *chachaAEAD) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
+	if len(nonce) != a.NonceSize() {
+		panic("aead: wrong nonce size passed to Seal")
+	}
+	if uint64(len(plaintext)) > maxChaChaPlaintext {
+		panic("aead: plaintext too large")
+	}
+	ret, out := sliceForAppend(dst, len(plaintext)+TagSize)
+	if alias.InexactOverlap(out, plaintext) {
+		panic("aead: invalid buffer overlap")
+	}
+	ct := out[:len(plaintext)]
+
+	var s chachacore.State
+	var macKey [32]byte
+	a.start(&s, nonce, &macKey)
+	mac := newMAC(&macKey)
+	writePadded(mac, additionalData)
+	for src, dst := plaintext, ct; len(src) > 0; {
+		n := min(len(src), chunkSize)
+		chachaXOR(&s, a.rounds, dst[:n], src[:n])
+		mac.Write(dst[:n])
+		src, dst = src[n:], dst[n:]
+	}
+	writePad(mac, len(ct))
+	writeLengths(mac, len(additionalData), len(ct))
+	mac.Sum(out[len(ct):len(ct)])
+	return ret
+}
+
+// Open authenticates ciphertext || tag and additional data and, only if the
+// tag is valid, appends the plaintext to dst. On failure it returns ErrOpen
+// (ErrNonceSize for a wrong-sized nonce) and writes nothing to dst. It panics
+// if dst's new bytes overlap ciphertext other than exactly.
+func (a *chachaAEAD) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte, error) {
+	if len(nonce) != a.NonceSize() {
+		return nil, ErrNonceSize
+	}
+	if len(ciphertext) < TagSize || uint64(len(ciphertext)) > maxChaChaPlaintext+TagSize {
+		return nil, ErrOpen
+	}
+	ct, tag := ciphertext[:len(ciphertext)-TagSize], ciphertext[len(ciphertext)-TagSize:]
+
+	var s chachacore.State
+	var macKey [32]byte
+	a.start(&s, nonce, &macKey)
+	mac := newMAC(&macKey)
+	writePadded(mac, additionalData)
+	mac.Write(ct)
+	writePad(mac, len(ct))
+	writeLengths(mac, len(additionalData), len(ct))
+	// Verify compares in constant time. Poly1305 covers the ciphertext, so
+	// the tag is checked before a single byte is decrypted.
+	if !mac.Verify(tag) {
+		return nil, ErrOpen
+	}
+
+	ret, out := sliceForAppend(dst, len(ct))
+	if alias.InexactOverlap(out, ct) {
+		panic("aead: invalid buffer overlap")
+	}
+	for src, dst := ct, out; len(src) > 0; {
+		n := min(len(src), chunkSize)
+		chachaXOR(&s, a.rounds, dst[:n], src[:n])
+		src, dst = src[n:], dst[n:]
+	}
+	return ret, nil
+}
+
+// zeros pads MAC input to a 16-byte boundary.
+var zeros [16]byte
+
+// writePadded feeds b and then zeros up to a multiple of 16 bytes.
+func writePadded(mac *polyMAC, b []byte) {
+	mac.Write(b)
+	writePad(mac, len(b))
+}
+
+// writePad feeds the zeros that pad n bytes to a multiple of 16.
+func writePad(mac *polyMAC, n int) {
+	if r := n % 16; r != 0 {
+		mac.Write(zeros[:16-r])
+	}
+}
+
+// writeLengths feeds the RFC 8439 length block: both lengths as 64-bit
+// little-endian integers.
+func writeLengths(mac *polyMAC, adLen, ctLen int) {
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[0:], uint64(adLen))
+	binary.LittleEndian.PutUint64(b[8:], uint64(ctLen))
+	mac.Write(b[:])
+}

@@ -1,0 +1,120 @@
+package aead
+
+import (
+	"github.com/spipe-dev/spipe/internal/alias"
+	"github.com/spipe-dev/spipe/internal/salsacore"
+)
+
+// secretboxAEAD is NaCl's crypto_secretbox (XSalsa20-Poly1305) with any
+// round count: the Poly1305 key is the first 32 bytes of keystream, the
+// message is encrypted with the keystream from byte 32 on (so its first 32
+// bytes share block 0 with the key), the tag covers the ciphertext alone,
+// and the box is tag || ciphertext.
+type secretboxAEAD struct {
+	key    [KeySize]byte
+	rounds int
+}
+
+func newSecretbox(key []byte, rounds int) *secretboxAEAD {
+	a := &secretboxAEAD{rounds: rounds}
+	copy(a.key[:], key)
+	return a
+}
+
+// NonceSize returns 24.
+func (a *secretboxAEAD) NonceSize() int { return NonceSizeX }
+
+// Overhead returns the tag size, 16.
+func (a *secretboxAEAD) Overhead() int { return TagSize }
+
+// start sets up s for nonce and generates keystream block 0: its first 32
+// bytes go to macKey, the other 32 to rest, and s is left at block 1.
+func (a *secretboxAEAD) start(s *salsacore.State, nonce []byte, macKey, rest *[32]byte) {
+	var subkey [32]byte
+	salsacore.HSalsa(&subkey, &a.key, (*[16]byte)(nonce[:16]), a.rounds)
+	salsacore.Init(s, subkey[:], nonce[16:24])
+	var block [salsacore.BlockSize]byte
+	salsacore.XORKeyStreamBlocks(s, a.rounds, block[:], block[:])
+	copy(macKey[:], block[:32])
+	copy(rest[:], block[32:])
+}
+
+// Seal appends the secretbox of plaintext, tag || ciphertext, to dst. It
+// panics if the nonce is not 24 bytes or additional data is non-empty. To
+// seal in place, put the plaintext at buf[16:] and pass buf[:0] as dst; any
+// other overlap of dst's new bytes with plaintext panics.
+func (a *secretboxAEAD) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
+	if len(nonce) != NonceSizeX {
+		panic("aead: wrong nonce size passed to Seal")
+	}
+	if len(additionalData) != 0 {
+		panic(ErrAdditionalData.Error())
+	}
+	ret, out := sliceForAppend(dst, TagSize+len(plaintext))
+	tag, ct := out[:TagSize], out[TagSize:]
+	if alias.InexactOverlap(ct, plaintext) || alias.AnyOverlap(tag, plaintext) {
+		panic("aead: invalid buffer overlap")
+	}
+
+	var s salsacore.State
+	var macKey, ks0 [32]byte
+	a.start(&s, nonce, &macKey, &ks0)
+	mac := newMAC(&macKey)
+	head := min(len(plaintext), len(ks0))
+	for i := range head {
+		ct[i] = plaintext[i] ^ ks0[i]
+	}
+	mac.Write(ct[:head])
+	for src, dst := plaintext[head:], ct[head:]; len(src) > 0; {
+		n := min(len(src), chunkSize)
+		salsaXOR(&s, a.rounds, dst[:n], src[:n])
+		mac.Write(dst[:n])
+		src, dst = src[n:], dst[n:]
+	}
+	mac.Sum(tag[:0])
+	return ret
+}
+
+// Open authenticates the box tag || ciphertext and, only if the tag is
+// valid, appends the plaintext to dst. It returns ErrOpen if the box is not
+// authentic, ErrNonceSize for a nonce other than 24 bytes and
+// ErrAdditionalData for non-empty additional data, and on failure writes
+// nothing to dst. To open in place, pass box[16:16] as dst; any other
+// overlap of dst's new bytes with box panics.
+func (a *secretboxAEAD) Open(dst, nonce, box, additionalData []byte) ([]byte, error) {
+	if len(nonce) != NonceSizeX {
+		return nil, ErrNonceSize
+	}
+	if len(additionalData) != 0 {
+		return nil, ErrAdditionalData
+	}
+	if len(box) < TagSize {
+		return nil, ErrOpen
+	}
+	tag, ct := box[:TagSize], box[TagSize:]
+
+	var s salsacore.State
+	var macKey, ks0 [32]byte
+	a.start(&s, nonce, &macKey, &ks0)
+	mac := newMAC(&macKey)
+	mac.Write(ct)
+	// Constant-time comparison, before anything is decrypted.
+	if !mac.Verify(tag) {
+		return nil, ErrOpen
+	}
+
+	ret, out := sliceForAppend(dst, len(ct))
+	if alias.InexactOverlap(out, ct) {
+		panic("aead: invalid buffer overlap")
+	}
+	head := min(len(ct), len(ks0))
+	for i := range head {
+		out[i] = ct[i] ^ ks0[i]
+	}
+	for src, dst := ct[head:], out[head:]; len(src) > 0; {
+		n := min(len(src), chunkSize)
+		salsaXOR(&s, a.rounds, dst[:n], src[:n])
+		src, dst = src[n:], dst[n:]
+	}
+	return ret, nil
+}
