@@ -1,0 +1,190 @@
+// Package engine forwards connections for the spipe tool: it accepts,
+// runs the handshake, dials the target and copies both ways with
+// half-close propagation, under connection limits, timeouts, graceful
+// shutdown and metrics. It knows the protocol only through the Inbound and
+// Outbound functions it is given, so the same engine serves both
+// "spipe listen" (decrypt, then dial plaintext) and "spipe connect"
+// (accept plaintext, then dial and encrypt).
+package engine
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+)
+
+// Forwarder moves connections from a listener to a target. The zero value
+// is not usable: Outbound must be set.
+type Forwarder struct {
+	// Secure runs the handshake on the encrypted side and returns the
+	// stream carrying plaintext: the server side of a spipe handshake for
+	// "spipe listen", the client side for "spipe connect". It must honour
+	// ctx.
+	Secure func(ctx context.Context, c net.Conn) (Conn, error)
+	// SecureSide says which side Secure applies to. With SecureInbound the
+	// target is dialled only after the handshake succeeded, so a peer that
+	// does not hold the key never causes a connection to the target.
+	SecureSide Side
+	// Dial opens the connection to the target for a forwarded stream from
+	// the given connection (whose addresses a PROXY header may carry).
+	Dial func(ctx context.Context, from net.Conn) (net.Conn, error)
+
+	// HandshakeTimeout bounds the handshake and, separately, the dial;
+	// zero means 10 s.
+	HandshakeTimeout time.Duration
+	// IdleTimeout closes a connection that moved no byte either way for
+	// this long; zero means never.
+	IdleTimeout time.Duration
+	// MaxConns caps connections being handled at once; at the cap, new
+	// ones wait in the listen backlog. Zero means 100.
+	MaxConns int
+	// ShutdownTimeout is how long open connections may finish once Serve's
+	// context is done, before they are closed.
+	ShutdownTimeout time.Duration
+
+	// Log receives one line per failed connection (and debug lines for the
+	// rest); nil discards.
+	Log *slog.Logger
+	// Observer is told about connections, bytes and failures; nil ignores.
+	Observer Observer
+}
+
+// Side names one end of a forwarded connection.
+type Side int
+
+const (
+	// SecureInbound: accepted connections are encrypted, the target is
+	// plaintext ("spipe listen").
+	SecureInbound Side = iota
+	// SecureOutbound: accepted connections are plaintext, the target is a
+	// spipe listener ("spipe connect").
+	SecureOutbound
+)
+
+// Observer receives the events metrics are made of. Implementations must
+// be safe for concurrent use and cheap: they run on the data path.
+type Observer interface {
+	ConnOpened()
+	ConnClosed()
+	Handshake(d time.Duration, err error)
+	Bytes(toTarget bool, n int)
+	TransferError(err error)
+}
+
+const (
+	defaultHandshakeTimeout = 10 * time.Second
+	defaultMaxConns         = 100
+)
+
+func (f *Forwarder) log() *slog.Logger {
+	if f.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return f.Log
+}
+
+func (f *Forwarder) observer() Observer {
+	if f.Observer == nil {
+		return nopObserver{}
+	}
+	return f.Observer
+}
+
+// Serve accepts connections from ln and forwards each one until ctx is
+// done or ln fails. When ctx is done it stops accepting, gives open
+// connections ShutdownTimeout to finish, closes what remains and returns
+// nil once every connection goroutine has ended. Serve closes ln.
+func (f *Forwarder) Serve(ctx context.Context, ln net.Listener) error {
+	maxConns := f.MaxConns
+	if maxConns <= 0 {
+		maxConns = defaultMaxConns
+	}
+	slots := make(chan struct{}, maxConns)
+	// hard is cancelled only when the grace period is over: it is what
+	// closes connections still open then.
+	hard, kill := context.WithCancel(context.Background())
+	defer kill()
+	var wg sync.WaitGroup
+	stopAccept := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stopAccept()
+
+	acceptErr := f.acceptLoop(ctx, ln, slots, func(c net.Conn) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			f.Handle(hard, c)
+		}()
+	})
+	ln.Close()
+
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	if acceptErr == nil && f.ShutdownTimeout > 0 {
+		if n := len(slots); n > 0 {
+			f.log().Info("shutting down: waiting for open connections", "open", n, "grace", f.ShutdownTimeout)
+		}
+		t := time.NewTimer(f.ShutdownTimeout)
+		select {
+		case <-done:
+		case <-t.C:
+			f.log().Warn("shutting down: grace period over, closing connections", "open", len(slots))
+		}
+		t.Stop()
+	}
+	kill()
+	<-done
+	return acceptErr
+}
+
+// acceptLoop takes a slot before each Accept, so at MaxConns the kernel's
+// backlog holds new clients until a connection ends. It returns nil when
+// ctx is done and the listener's error otherwise.
+func (f *Forwarder) acceptLoop(ctx context.Context, ln net.Listener, slots chan struct{}, handle func(net.Conn)) error {
+	var backoff time.Duration
+	for {
+		select {
+		case slots <- struct{}{}:
+		default:
+			f.log().Warn("connection limit reached; new connections wait", "max_conns", cap(slots))
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return nil
+			}
+		}
+		c, err := ln.Accept()
+		if err != nil {
+			<-slots
+			if ctx.Err() != nil {
+				return nil
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return err
+			}
+			// Out of file descriptors and the like: back off rather than
+			// spin, as net/http does.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			f.log().Warn("accept failed; retrying", "err", err, "in", backoff)
+			select {
+			case <-time.After(backoff):
+			case <-ctx.Done():
+				return nil
+			}
+			continue
+		}
+		backoff = 0
+		handle(c)
+	}
+}
+
+type nopObserver struct{}
+
+func (nopObserver) ConnOpened()                    {}
+func (nopObserver) ConnClosed()                    {}
+func (nopObserver) Handshake(time.Duration, error) {}
+func (nopObserver) Bytes(bool, int)                {}
+func (nopObserver) TransferError(error)            {}

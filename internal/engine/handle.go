@@ -1,0 +1,122 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+)
+
+// Handle forwards one accepted connection and returns once both of its
+// sides are closed and its goroutines are gone. When ctx is done the
+// connection is closed wherever it is (handshake, dial or transfer).
+func (f *Forwarder) Handle(ctx context.Context, raw net.Conn) {
+	obs := f.observer()
+	obs.ConnOpened()
+	defer obs.ConnClosed()
+	start := time.Now()
+	log := f.log().With("peer", addrString(raw.RemoteAddr()))
+
+	// Until the transfer owns them, the connections close when ctx ends.
+	closeRaw := context.AfterFunc(ctx, func() { raw.Close() })
+	in, out, stage, err := f.open(ctx, raw)
+	closeRaw()
+	if err != nil {
+		raw.Close()
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w (%w)", errShutdown, err)
+		}
+		log.Warn("connection failed", "stage", stage, "reason", Reason(err), "err", err)
+		return
+	}
+	up, down, err := f.pipe(ctx, in, out)
+	if err != nil {
+		obs.TransferError(err)
+		log.Warn("connection failed", "stage", "transfer", "reason", Reason(err), "err", err,
+			"bytes_to_target", up, "bytes_from_target", down)
+		return
+	}
+	log.Debug("connection closed", "bytes_to_target", up, "bytes_from_target", down,
+		"duration", time.Since(start).Round(time.Millisecond))
+}
+
+// open runs the handshake and the dial in the order that keeps the target
+// safe: on the listening side the client proves the key before anything
+// is dialled. It returns the stage that failed for the log line.
+func (f *Forwarder) open(ctx context.Context, raw net.Conn) (in, out Conn, stage string, err error) {
+	timeout := f.HandshakeTimeout
+	if timeout <= 0 {
+		timeout = defaultHandshakeTimeout
+	}
+	if f.SecureSide == SecureInbound {
+		in, err = f.secure(ctx, raw, timeout)
+		if err != nil {
+			return nil, nil, "handshake", err
+		}
+	} else {
+		c, ok := raw.(Conn)
+		if !ok {
+			return nil, nil, "accept", fmt.Errorf("%T cannot half-close", raw)
+		}
+		in = c
+	}
+
+	dctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	closeIn := context.AfterFunc(ctx, func() { in.Close() })
+	defer closeIn()
+	target, err := f.Dial(dctx, in)
+	if err != nil {
+		in.Close()
+		return nil, nil, "dial", err
+	}
+	if f.SecureSide == SecureInbound {
+		out, ok := target.(Conn)
+		if !ok {
+			target.Close()
+			in.Close()
+			return nil, nil, "dial", fmt.Errorf("%T cannot half-close", target)
+		}
+		return in, out, "", nil
+	}
+	out, err = f.secure(ctx, target, timeout)
+	if err != nil {
+		target.Close()
+		in.Close()
+		return nil, nil, "handshake", err
+	}
+	return in, out, "", nil
+}
+
+// secure runs Secure on c under the handshake timeout, both as a context
+// deadline and as a deadline on the socket, so a peer that says nothing
+// cannot hold the slot, whatever Secure does with the context.
+func (f *Forwarder) secure(ctx context.Context, c net.Conn, timeout time.Duration) (Conn, error) {
+	hctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	start := time.Now()
+	deadline, _ := hctx.Deadline()
+	_ = c.SetDeadline(deadline)
+	sc, err := f.Secure(hctx, c)
+	if err == nil {
+		err = c.SetDeadline(noDeadline)
+		if err != nil {
+			sc.Close()
+			sc = nil
+		}
+	}
+	f.observer().Handshake(time.Since(start), err)
+	return sc, err
+}
+
+var noDeadline time.Time
+
+func addrString(a net.Addr) string {
+	if a == nil {
+		return "-"
+	}
+	if s := a.String(); s != "" && s != "@" {
+		return s
+	}
+	return a.Network()
+}

@@ -1,0 +1,172 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// bufSize matches the protocol's default maximum frame payload, so one
+// read from the plaintext side becomes one frame.
+const bufSize = 64 << 10
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, bufSize); return &b }}
+
+var (
+	errShutdown = errors.New("closed at shutdown")
+	errIdle     = errors.New("idle timeout")
+)
+
+// TransferError says which side of a forwarded connection failed, and how.
+type TransferError struct {
+	Side string // "client" (accepted side) or "target" (dialled side)
+	Op   string // "read", "write" or "close-write"
+	Err  error
+}
+
+func (e *TransferError) Error() string { return fmt.Sprintf("%s %s: %v", e.Side, e.Op, e.Err) }
+func (e *TransferError) Unwrap() error { return e.Err }
+
+// pipe copies in→out and out→in until both directions have ended. An EOF
+// on one side becomes a CloseWrite on the other, so each direction ends on
+// its own; any error ends both at once. in and out are closed on return.
+func (f *Forwarder) pipe(ctx context.Context, in, out Conn) (up, down int64, err error) {
+	var ab aborter
+	ab.conns = [2]Conn{in, out}
+	stop := context.AfterFunc(ctx, func() { ab.abort(errShutdown) })
+	defer stop()
+	var idle *idleWatch
+	if f.IdleTimeout > 0 {
+		idle = newIdleWatch(f.IdleTimeout, func() { ab.abort(errIdle) })
+		defer idle.stop()
+	}
+
+	upDone := make(chan error, 1)
+	go func() {
+		var err error
+		up, err = f.copyHalf(out, in, true, idle)
+		upDone <- err
+	}()
+	var downErr error
+	down, downErr = f.copyHalf(in, out, false, idle)
+	if downErr != nil {
+		ab.abort(downErr)
+	}
+	if upErr := <-upDone; upErr != nil {
+		ab.abort(upErr)
+	}
+	in.Close()
+	out.Close()
+	return up, down, ab.err()
+}
+
+// copyHalf copies src to dst until src ends, then half-closes dst.
+func (f *Forwarder) copyHalf(dst, src Conn, toTarget bool, idle *idleWatch) (int64, error) {
+	srcSide, dstSide := "client", "target"
+	if !toTarget {
+		srcSide, dstSide = dstSide, srcSide
+	}
+	obs := f.observer()
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
+	buf := *bp
+	var n int64
+	for {
+		nr, rerr := src.Read(buf)
+		if nr > 0 {
+			idle.touch()
+			nw, werr := dst.Write(buf[:nr])
+			n += int64(nw)
+			obs.Bytes(toTarget, nw)
+			if werr != nil {
+				return n, &TransferError{Side: dstSide, Op: "write", Err: werr}
+			}
+			idle.touch()
+		}
+		if rerr == io.EOF {
+			if err := dst.CloseWrite(); err != nil {
+				return n, &TransferError{Side: dstSide, Op: "close-write", Err: err}
+			}
+			return n, nil
+		}
+		if rerr != nil {
+			return n, &TransferError{Side: srcSide, Op: "read", Err: rerr}
+		}
+	}
+}
+
+// aborter closes both sides once, on the first error, and remembers it;
+// errors that follow (reads on the now-closed connections) are echoes.
+type aborter struct {
+	mu    sync.Mutex
+	first error
+	conns [2]Conn
+}
+
+func (a *aborter) abort(err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.first != nil {
+		return
+	}
+	a.first = err
+	for _, c := range a.conns {
+		// A reset, not a FIN, tells a plaintext peer the stream did not
+		// end cleanly: it must not take a cut stream for a complete one.
+		if l, ok := c.(interface{ SetLinger(int) error }); ok {
+			_ = l.SetLinger(0)
+		}
+		c.Close()
+	}
+}
+
+func (a *aborter) err() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.first
+}
+
+// idleWatch fires once nothing has been touched for d. It uses a single
+// timer that re-arms itself for the remaining time, so activity costs one
+// atomic store, not a timer reset.
+type idleWatch struct {
+	d       time.Duration
+	base    time.Time
+	last    atomic.Int64 // since base
+	stopped atomic.Bool
+	t       *time.Timer
+	fire    func()
+}
+
+func newIdleWatch(d time.Duration, fire func()) *idleWatch {
+	w := &idleWatch{d: d, base: time.Now(), fire: fire}
+	w.t = time.AfterFunc(d, w.check)
+	return w
+}
+
+func (w *idleWatch) touch() {
+	if w != nil {
+		w.last.Store(int64(time.Since(w.base)))
+	}
+}
+
+func (w *idleWatch) check() {
+	if w.stopped.Load() {
+		return
+	}
+	idle := time.Since(w.base) - time.Duration(w.last.Load())
+	if idle >= w.d {
+		w.fire()
+		return
+	}
+	w.t.Reset(w.d - idle)
+}
+
+func (w *idleWatch) stop() {
+	w.stopped.Store(true)
+	w.t.Stop()
+}

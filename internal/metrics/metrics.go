@@ -1,0 +1,129 @@
+// Package metrics exports the spipe tool's counters in the Prometheus
+// format: connections open and total, bytes each way, handshake failures
+// by reason, frame errors and handshake latency.
+package metrics
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics holds the tool's collectors in a registry of its own, so tests
+// can make as many as they like. It implements engine.Observer.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	open              prometheus.Gauge
+	total             prometheus.Counter
+	toTarget          prometheus.Counter
+	fromTarget        prometheus.Counter
+	handshakeFailures *prometheus.CounterVec
+	transferFailures  *prometheus.CounterVec
+	frameErrors       *prometheus.CounterVec
+	handshakeSeconds  prometheus.Histogram
+
+	// Classify names a failure's reason for the labels.
+	classify func(error) string
+	// IsFrameError says whether a transfer failure was the protocol
+	// rejecting a frame (tampering, truncation, ...).
+	isFrameError func(error) bool
+}
+
+// New returns metrics labelled with the mode ("listen" or "connect").
+// classify maps an error to a reason label; isFrameError picks the
+// transfer failures that count as frame errors.
+func New(mode string, classify func(error) string, isFrameError func(error) bool) *Metrics {
+	reg := prometheus.NewRegistry()
+	f := prometheus.WrapRegistererWith(prometheus.Labels{"mode": mode}, reg)
+	m := &Metrics{
+		Registry:     reg,
+		classify:     classify,
+		isFrameError: isFrameError,
+		open: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "spipe_connections_open", Help: "Connections being handled now.",
+		}),
+		total: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "spipe_connections_total", Help: "Connections accepted.",
+		}),
+		handshakeFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "spipe_handshake_failures_total", Help: "Failed handshakes by reason.",
+		}, []string{"reason"}),
+		transferFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "spipe_transfer_failures_total", Help: "Connections that ended in an error after the handshake, by reason.",
+		}, []string{"reason"}),
+		frameErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "spipe_frame_errors_total", Help: "Frames rejected by the protocol (tampered, truncated, oversize, ...), by reason.",
+		}, []string{"reason"}),
+		handshakeSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "spipe_handshake_duration_seconds",
+			Help:    "Time to complete a handshake.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2.5, 14), // 100 µs to ~15 s
+		}),
+	}
+	bytes := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "spipe_bytes_total", Help: "Plaintext bytes forwarded, by direction.",
+	}, []string{"direction"})
+	m.toTarget = bytes.WithLabelValues("to_target")
+	m.fromTarget = bytes.WithLabelValues("from_target")
+	f.MustRegister(m.open, m.total, bytes, m.handshakeFailures, m.transferFailures, m.frameErrors, m.handshakeSeconds)
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// ConnOpened counts an accepted connection.
+func (m *Metrics) ConnOpened() { m.open.Inc(); m.total.Inc() }
+
+// ConnClosed counts a connection gone.
+func (m *Metrics) ConnClosed() { m.open.Dec() }
+
+// Handshake records a handshake's duration, or its failure.
+func (m *Metrics) Handshake(d time.Duration, err error) {
+	if err != nil {
+		m.handshakeFailures.WithLabelValues(m.classify(err)).Inc()
+		return
+	}
+	m.handshakeSeconds.Observe(d.Seconds())
+}
+
+// Bytes counts n plaintext bytes forwarded.
+func (m *Metrics) Bytes(toTarget bool, n int) {
+	if toTarget {
+		m.toTarget.Add(float64(n))
+	} else {
+		m.fromTarget.Add(float64(n))
+	}
+}
+
+// TransferError counts a connection that failed after its handshake.
+func (m *Metrics) TransferError(err error) {
+	reason := m.classify(err)
+	m.transferFailures.WithLabelValues(reason).Inc()
+	if m.isFrameError(err) {
+		m.frameErrors.WithLabelValues(reason).Inc()
+	}
+}
+
+// Serve serves /metrics on ln until ctx is done.
+func (m *Metrics) Serve(ctx context.Context, ln net.Listener, log *slog.Logger) error {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	stop := context.AfterFunc(ctx, func() { srv.Close() })
+	defer stop()
+	err := srv.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	if log != nil {
+		log.Error("metrics server failed", "err", err)
+	}
+	return err
+}
