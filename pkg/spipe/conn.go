@@ -1,0 +1,492 @@
+package spipe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// readAhead is how much beyond one maximal frame the reader buffers, so one
+// read system call can bring in several small frames.
+const readAhead = 32 << 10
+
+// closeNotifyTimeout bounds how long Close waits to send the authenticated
+// close-write frame.
+const closeNotifyTimeout = time.Second
+
+// aLongTimeAgo is a deadline in the past, to interrupt blocked I/O.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// Conn is one end of a secure pipe over a net.Conn, like crypto/tls.Conn.
+// The handshake runs on the first Read or Write, or explicitly through
+// Handshake. One goroutine may Read while another Writes; Close unblocks
+// both.
+//
+// Once Read has returned an error other than a timeout (ErrTampered,
+// ErrTruncated, ...), the connection is dead: the underlying connection is
+// closed and every later call fails. Read never returns bytes of a frame
+// that did not authenticate. A timeout on Read leaves the connection
+// usable; a timeout on Write does not (part of a frame may have been sent).
+type Conn struct {
+	conn     net.Conn
+	config   *Config
+	isClient bool
+
+	hsMu   sync.Mutex
+	hsDone atomic.Bool
+	hsErr  error
+	state  ConnectionState
+
+	// dead is set once a fatal error happened, so Close stays silent.
+	dead   atomic.Bool
+	closed atomic.Bool
+
+	dlMu            sync.Mutex
+	readDL, writeDL time.Time // the user's deadlines, restored after the handshake
+
+	in  inbound
+	out outbound
+}
+
+// inbound is the receiving direction, guarded by its mutex.
+type inbound struct {
+	mu         sync.Mutex
+	fc         *FrameCipher
+	counter    uint64
+	limit      int    // the largest payload accepted
+	buf        []byte // raw bytes from the wire: [start, end) not yet consumed
+	start, end int
+	data       []byte // authenticated plaintext not yet returned (aliases buf)
+	err        error  // sticky; io.EOF after an authenticated close
+}
+
+// outbound is the sending direction, guarded by its mutex.
+type outbound struct {
+	mu      sync.Mutex
+	fc      *FrameCipher
+	counter uint64
+	maxData int // data bytes per frame
+	padTo   int
+	buf     []byte // one sealed frame
+	err     error  // sticky
+	closed  bool   // close-write sent
+}
+
+// ConnectionState describes a connection after its handshake.
+type ConnectionState struct {
+	// HandshakeComplete is true once the handshake has succeeded; the
+	// other fields are meaningful only then.
+	HandshakeComplete bool
+	// Version is the protocol version.
+	Version int
+	// Suite is the cipher suite sealing the frames.
+	Suite Suite
+	// ForwardSecrecy reports whether the session keys include an X25519
+	// secret.
+	ForwardSecrecy bool
+	// KeyIndex is, on a server, the index in Config.Keys of the key the
+	// client proved; 0 on a client.
+	KeyIndex int
+	// MaxPayload is the largest payload this side sends in one frame.
+	MaxPayload int
+}
+
+// Client returns the client end of a secure pipe over conn. The handshake
+// happens on the first Read or Write, or on Handshake. Config errors are
+// reported then.
+func Client(conn net.Conn, config *Config) *Conn {
+	return &Conn{conn: conn, config: config, isClient: true}
+}
+
+// Server returns the server end of a secure pipe over conn. Its handshake
+// completes only after the client has proven it holds one of config.Keys.
+func Server(conn net.Conn, config *Config) *Conn {
+	return &Conn{conn: conn, config: config}
+}
+
+// Handshake runs the handshake if it has not run yet, bounded by ctx and by
+// the Config's HandshakeTimeout. On failure the underlying connection is
+// closed and the error (wrapping one of the package's sentinels, a context
+// error or an I/O error) is returned by this and every later call. A
+// server's Handshake returns nil only after the client proved its key.
+func (c *Conn) Handshake(ctx context.Context) error {
+	c.hsMu.Lock()
+	defer c.hsMu.Unlock()
+	if c.hsDone.Load() {
+		return nil
+	}
+	if c.hsErr != nil {
+		return c.hsErr
+	}
+	if err := c.handshake(ctx); err != nil {
+		c.hsErr = fmt.Errorf("spipe: handshake: %w", err)
+		c.dead.Store(true)
+		c.conn.Close()
+		return c.hsErr
+	}
+	c.hsDone.Store(true)
+	return nil
+}
+
+func (c *Conn) handshake(ctx context.Context) error {
+	s, err := c.config.settings()
+	if err != nil {
+		return err
+	}
+	if c.closed.Load() {
+		return net.ErrClosed
+	}
+	if s.handshakeTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.handshakeTimeout)
+		defer cancel()
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		c.conn.SetDeadline(dl)
+	}
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		c.conn.SetDeadline(aLongTimeAgo)
+		close(fired)
+	})
+	var res *handshakeResult
+	if c.isClient {
+		res, err = clientHandshake(c.conn, s)
+	} else {
+		res, err = serverHandshake(c.conn, s)
+	}
+	if !stop() {
+		<-fired
+		if err != nil {
+			err = ctx.Err()
+		}
+	}
+	c.dlMu.Lock()
+	c.conn.SetReadDeadline(c.readDL)
+	c.conn.SetWriteDeadline(c.writeDL)
+	c.dlMu.Unlock()
+	if err != nil {
+		return err
+	}
+	return c.install(s, res)
+}
+
+// install sets up both directions from a completed handshake.
+func (c *Conn) install(s *settings, res *handshakeResult) error {
+	defer clear(res.sendKey)
+	defer clear(res.recvKey)
+	var err error
+	if c.out.fc, err = NewFrameCipher(res.suite, res.sendKey); err != nil {
+		return err
+	}
+	if c.in.fc, err = NewFrameCipher(res.suite, res.recvKey); err != nil {
+		return err
+	}
+	c.in.limit = s.maxPayload
+	c.in.buf = make([]byte, s.maxPayload+FrameOverhead+readAhead)
+	c.out.maxData = res.sendLimit
+	if s.padTo > 0 {
+		pad := min(s.padTo, res.sendLimit)
+		c.out.padTo = pad
+		c.out.maxData = res.sendLimit/pad*pad - padPrefix
+	}
+	c.out.buf = make([]byte, 0, res.sendLimit+FrameOverhead)
+	c.state = ConnectionState{
+		HandshakeComplete: true,
+		Version:           Version,
+		Suite:             res.suite,
+		ForwardSecrecy:    res.forwardSecrecy,
+		KeyIndex:          res.keyIndex,
+		MaxPayload:        res.sendLimit,
+	}
+	return nil
+}
+
+func (c *Conn) handshakeOnce() error {
+	if c.hsDone.Load() {
+		return nil
+	}
+	return c.Handshake(context.Background())
+}
+
+// ConnectionState returns the negotiated parameters (zero before the
+// handshake completes).
+func (c *Conn) ConnectionState() ConnectionState {
+	if !c.hsDone.Load() {
+		return ConnectionState{}
+	}
+	return c.state
+}
+
+// Read reads authenticated stream bytes into p. It returns io.EOF after the
+// peer's authenticated close-write, and a sentinel error (ErrTampered,
+// ErrTruncated, ErrFrameTooLarge, ErrMalformedFrame, ErrCounterExhausted)
+// if the stream cannot be trusted, after which the connection is dead.
+func (c *Conn) Read(p []byte) (int, error) {
+	if err := c.handshakeOnce(); err != nil {
+		return 0, err
+	}
+	in := &c.in
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for len(in.data) == 0 {
+		if in.err != nil {
+			return 0, in.err
+		}
+		if len(p) == 0 {
+			return 0, nil
+		}
+		if err := c.readFrame(); err != nil {
+			return 0, err
+		}
+	}
+	n := copy(p, in.data)
+	in.data = in.data[n:]
+	return n, nil
+}
+
+// readFrame reads, authenticates and consumes one frame. in.mu is held.
+func (c *Conn) readFrame() error {
+	in := &c.in
+	if err := c.fill(FrameHeaderSize); err != nil {
+		return err
+	}
+	n := get24(in.buf[in.start+1:])
+	if n > in.limit {
+		return c.failRead(fmt.Errorf("spipe: read: frame of %d bytes: %w", n, ErrFrameTooLarge))
+	}
+	size := n + FrameOverhead
+	if err := c.fill(size); err != nil {
+		return err
+	}
+	if in.counter > MaxFrameCounter {
+		return c.failRead(fmt.Errorf("spipe: read: %w", ErrCounterExhausted))
+	}
+	t, data, err := in.fc.OpenFrame(in.buf[in.start:in.start+size], in.counter)
+	if err != nil {
+		return c.failRead(fmt.Errorf("spipe: read: frame %d: %w", in.counter, err))
+	}
+	in.counter++
+	in.start += size
+	switch t {
+	case FrameData:
+		in.data = data
+	case FrameCloseWrite:
+		in.err = io.EOF
+	}
+	return nil
+}
+
+// fill makes at least n raw bytes available at in.buf[in.start:]. A timeout
+// is returned as is and leaves the partial frame buffered for the next Read.
+func (c *Conn) fill(n int) error {
+	in := &c.in
+	if in.end-in.start >= n {
+		return nil
+	}
+	if in.start+n > len(in.buf) {
+		in.end = copy(in.buf, in.buf[in.start:in.end])
+		in.start = 0
+	}
+	for in.end-in.start < n {
+		m, err := c.conn.Read(in.buf[in.end:])
+		in.end += m
+		if in.end-in.start >= n {
+			return nil
+		}
+		if err == nil {
+			continue
+		}
+		switch {
+		case c.closed.Load():
+			return c.failRead(net.ErrClosed)
+		case errors.Is(err, io.EOF) && in.end == in.start:
+			return c.failRead(fmt.Errorf("spipe: read: connection closed without close-write: %w", ErrTruncated))
+		case errors.Is(err, io.EOF):
+			return c.failRead(fmt.Errorf("spipe: read: connection closed mid-frame: %w", ErrTruncated))
+		case isTimeout(err):
+			return fmt.Errorf("spipe: read: %w", err)
+		default:
+			return c.failRead(fmt.Errorf("spipe: read: %w", err))
+		}
+	}
+	return nil
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// failRead makes err the sticky read error and kills the connection: the
+// peer learns only that the connection closed.
+func (c *Conn) failRead(err error) error {
+	c.in.err = err
+	c.in.data = nil
+	c.dead.Store(true)
+	c.conn.Close()
+	return err
+}
+
+// Write seals p into frames and sends each with one write call. It returns
+// ErrWriteClosed after CloseWrite, and after any write error (including a
+// timeout) the connection cannot send again.
+func (c *Conn) Write(p []byte) (int, error) {
+	if err := c.handshakeOnce(); err != nil {
+		return 0, err
+	}
+	out := &c.out
+	out.mu.Lock()
+	defer out.mu.Unlock()
+	if err := c.writable(); err != nil {
+		return 0, err
+	}
+	n := 0
+	for len(p) > 0 {
+		m := min(len(p), out.maxData)
+		if err := c.writeFrame(FrameData, p[:m]); err != nil {
+			return n, err
+		}
+		n += m
+		p = p[m:]
+	}
+	return n, nil
+}
+
+func (c *Conn) writable() error {
+	switch {
+	case c.out.err != nil:
+		return c.out.err
+	case c.closed.Load():
+		return net.ErrClosed
+	case c.out.closed:
+		return ErrWriteClosed
+	}
+	return nil
+}
+
+// writeFrame seals and sends one frame. out.mu is held.
+func (c *Conn) writeFrame(t FrameType, data []byte) error {
+	out := &c.out
+	if out.counter > MaxFrameCounter {
+		out.err = fmt.Errorf("spipe: write: %w", ErrCounterExhausted)
+		return out.err
+	}
+	frame := out.fc.SealFrame(out.buf[:0], out.counter, t, data, out.padTo)
+	out.counter++
+	if _, err := c.conn.Write(frame); err != nil {
+		if c.closed.Load() {
+			err = net.ErrClosed
+		}
+		out.err = fmt.Errorf("spipe: write: %w", err)
+		c.dead.Store(true)
+		return out.err
+	}
+	return nil
+}
+
+// CloseWrite sends the authenticated end of this direction (the peer's Read
+// returns io.EOF after the data before it) and, if the underlying
+// connection supports it, half-closes it. Reading continues to work.
+// Calling it again does nothing.
+func (c *Conn) CloseWrite() error {
+	if err := c.handshakeOnce(); err != nil {
+		return err
+	}
+	out := &c.out
+	out.mu.Lock()
+	defer out.mu.Unlock()
+	if out.closed && out.err == nil {
+		return nil
+	}
+	if err := c.writable(); err != nil {
+		return err
+	}
+	if err := c.writeFrame(FrameCloseWrite, nil); err != nil {
+		return err
+	}
+	out.closed = true
+	if hc, ok := c.conn.(interface{ CloseWrite() error }); ok {
+		return hc.CloseWrite()
+	}
+	return nil
+}
+
+// SendKeepalive sends a keepalive frame, which the peer authenticates and
+// skips. Use it to keep idle connections (and middleboxes) alive.
+func (c *Conn) SendKeepalive() error {
+	if err := c.handshakeOnce(); err != nil {
+		return err
+	}
+	c.out.mu.Lock()
+	defer c.out.mu.Unlock()
+	if err := c.writable(); err != nil {
+		return err
+	}
+	return c.writeFrame(FrameKeepalive, nil)
+}
+
+// Close closes the connection, unblocking any Read or Write. If the
+// handshake is complete, nothing failed, no Write is in progress and
+// CloseWrite has not been called, it first tries (for at most a second) to
+// send the authenticated close-write, so the peer sees a clean end.
+func (c *Conn) Close() error {
+	if !c.closed.CompareAndSwap(false, true) {
+		return net.ErrClosed
+	}
+	if c.hsDone.Load() && !c.dead.Load() && c.out.mu.TryLock() {
+		if c.out.err == nil && !c.out.closed {
+			c.conn.SetWriteDeadline(time.Now().Add(closeNotifyTimeout))
+			if c.writeFrame(FrameCloseWrite, nil) == nil {
+				c.out.closed = true
+			}
+		}
+		c.out.mu.Unlock()
+	}
+	return c.conn.Close()
+}
+
+// LocalAddr returns the local network address.
+func (c *Conn) LocalAddr() net.Addr { return c.conn.LocalAddr() }
+
+// RemoteAddr returns the remote network address.
+func (c *Conn) RemoteAddr() net.Addr { return c.conn.RemoteAddr() }
+
+// NetConn returns the underlying connection. Reading or writing it directly
+// corrupts the pipe.
+func (c *Conn) NetConn() net.Conn { return c.conn }
+
+// SetDeadline sets the read and write deadlines, as net.Conn does. During
+// the handshake the handshake's own bound applies; these deadlines apply
+// again afterwards.
+func (c *Conn) SetDeadline(t time.Time) error {
+	c.dlMu.Lock()
+	defer c.dlMu.Unlock()
+	c.readDL, c.writeDL = t, t
+	return c.conn.SetDeadline(t)
+}
+
+// SetReadDeadline sets the read deadline, as net.Conn does. A Read that
+// times out leaves the connection usable.
+func (c *Conn) SetReadDeadline(t time.Time) error {
+	c.dlMu.Lock()
+	defer c.dlMu.Unlock()
+	c.readDL = t
+	return c.conn.SetReadDeadline(t)
+}
+
+// SetWriteDeadline sets the write deadline, as net.Conn does. A Write that
+// times out leaves the connection unable to write (a frame may be cut).
+func (c *Conn) SetWriteDeadline(t time.Time) error {
+	c.dlMu.Lock()
+	defer c.dlMu.Unlock()
+	c.writeDL = t
+	return c.conn.SetWriteDeadline(t)
+}
+
+var _ net.Conn = (*Conn)(nil)

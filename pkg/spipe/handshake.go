@@ -1,0 +1,219 @@
+package spipe
+
+import (
+	"crypto/ecdh"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// handshakeResult is what a completed handshake hands to the record layer.
+type handshakeResult struct {
+	suite          Suite
+	forwardSecrecy bool
+	keyIndex       int
+	sendLimit      int // min(own MaxPayload, peer's)
+	sendKey        []byte
+	recvKey        []byte
+}
+
+// readMessage reads one handshake message of n bytes into b, checking the
+// version byte first so a peer speaking another version is named as such
+// even if its messages have another length.
+func readMessage(r io.Reader, b []byte) error {
+	if _, err := io.ReadFull(r, b[:1]); err != nil {
+		return readErr(err)
+	}
+	if b[0] != Version {
+		return ErrVersion
+	}
+	if _, err := io.ReadFull(r, b[1:]); err != nil {
+		return readErr(err)
+	}
+	return nil
+}
+
+// readErr names an end of stream during the handshake as ErrTruncated.
+func readErr(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return ErrTruncated
+	}
+	return err
+}
+
+// newHello returns a hello of type typ with a fresh nonce and, if
+// ephemeral, a fresh X25519 key pair (the private half is returned).
+func newHello(typ byte, s *settings, ephemeral bool) (*hello, *ecdh.PrivateKey, error) {
+	h := &hello{typ: typ, suites: suiteMask(s.suites), maxPayload: uint32(s.maxPayload)}
+	if _, err := rand.Read(h.nonce[:]); err != nil {
+		return nil, nil, err
+	}
+	if !ephemeral {
+		return h, nil, nil
+	}
+	priv, err := ecdh.X25519().GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	h.flags |= flagEphemeral
+	copy(h.pub[:], priv.PublicKey().Bytes())
+	return h, priv, nil
+}
+
+// x25519 computes the shared secret with the peer's public key. An invalid
+// or low-order key (all-zero output) is a malformed handshake.
+func x25519(priv *ecdh.PrivateKey, peer *[pubKeySize]byte) ([]byte, error) {
+	pub, err := ecdh.X25519().NewPublicKey(peer[:])
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformedHandshake, err)
+	}
+	shared, err := priv.ECDH(pub)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformedHandshake, err)
+	}
+	return shared, nil
+}
+
+// clientHandshake runs the client side: send ClientHello, read and verify
+// ServerHello, derive keys, send ClientFinished.
+func clientHandshake(rw io.ReadWriter, s *settings) (*handshakeResult, error) {
+	psk := &s.keys[0].psk
+	ch, priv, err := newHello(msgClientHello, s, s.pfs)
+	if err != nil {
+		return nil, err
+	}
+	var transcript [2 * helloSize]byte
+	c1 := (*[helloSize]byte)(transcript[:helloSize])
+	ch.marshal(c1)
+	helloMAC(c1[helloBody:], psk, nil, c1[:helloBody])
+	if _, err := rw.Write(c1[:]); err != nil {
+		return nil, err
+	}
+
+	s1 := transcript[helloSize:]
+	if err := readMessage(rw, s1); err != nil {
+		return nil, err
+	}
+	var want [macSize]byte
+	helloMAC(want[:], psk, c1[:], s1[:helloBody])
+	if subtle.ConstantTimeCompare(want[:], s1[helloBody:]) != 1 {
+		return nil, ErrAuthentication
+	}
+	sh, err := parseHello(s1, msgServerHello)
+	if err != nil {
+		return nil, err
+	}
+	if suiteMask(s.suites)&(1<<sh.suite) == 0 {
+		return nil, fmt.Errorf("%w: server chose %s, not offered", ErrMalformedHandshake, sh.suite)
+	}
+	res := &handshakeResult{suite: sh.suite, sendLimit: min(s.maxPayload, int(sh.maxPayload))}
+
+	var shared []byte
+	switch {
+	case sh.flags&flagEphemeral != 0 && priv == nil:
+		return nil, fmt.Errorf("%w: ephemeral key not asked for", ErrMalformedHandshake)
+	case sh.flags&flagEphemeral != 0:
+		if shared, err = x25519(priv, &sh.pub); err != nil {
+			return nil, err
+		}
+		defer clear(shared)
+		res.forwardSecrecy = true
+	case s.requirePFS:
+		return nil, ErrForwardSecrecyRequired
+	}
+
+	th := sha256.Sum256(transcript[:])
+	keys, err := deriveKeys(psk, shared, th[:])
+	if err != nil {
+		return nil, err
+	}
+	defer keys.wipe()
+	var fin [finishedLen]byte
+	fin[0], fin[1] = Version, msgClientFinished
+	finishedMAC(fin[2:], keys.finished, th[:])
+	if _, err := rw.Write(fin[:]); err != nil {
+		return nil, err
+	}
+	res.sendKey = append([]byte(nil), keys.clientToServer...)
+	res.recvKey = append([]byte(nil), keys.serverToClient...)
+	return res, nil
+}
+
+// serverHandshake runs the server side: read ClientHello and find its key,
+// choose suite and forward secrecy, send ServerHello, derive keys, verify
+// ClientFinished. It returns only once the client has proven the key.
+func serverHandshake(rw io.ReadWriter, s *settings) (*handshakeResult, error) {
+	var transcript [2 * helloSize]byte
+	c1 := transcript[:helloSize]
+	if err := readMessage(rw, c1); err != nil {
+		return nil, err
+	}
+	psk, index, ok := matchClientKey(s.keys, c1[:helloBody], c1[helloBody:])
+	defer clear(psk[:])
+	if !ok {
+		return nil, ErrAuthentication
+	}
+	ch, err := parseHello(c1, msgClientHello)
+	if err != nil {
+		return nil, err
+	}
+	offered := ch.flags&flagEphemeral != 0
+	if !offered && s.requirePFS {
+		return nil, ErrForwardSecrecyRequired
+	}
+	var suite Suite
+	for _, su := range s.suites {
+		if ch.suites&(1<<su) != 0 {
+			suite = su
+			break
+		}
+	}
+	if suite == 0 {
+		return nil, ErrNoSharedSuite
+	}
+
+	sh, priv, err := newHello(msgServerHello, s, offered && s.pfs)
+	if err != nil {
+		return nil, err
+	}
+	sh.suite = suite
+	s1 := (*[helloSize]byte)(transcript[helloSize:])
+	sh.marshal(s1)
+	helloMAC(s1[helloBody:], &psk, c1, s1[:helloBody])
+	res := &handshakeResult{suite: suite, keyIndex: index, sendLimit: min(s.maxPayload, int(ch.maxPayload))}
+
+	var shared []byte
+	if priv != nil {
+		if shared, err = x25519(priv, &ch.pub); err != nil {
+			return nil, err
+		}
+		defer clear(shared)
+		res.forwardSecrecy = true
+	}
+	if _, err := rw.Write(s1[:]); err != nil {
+		return nil, err
+	}
+
+	th := sha256.Sum256(transcript[:])
+	keys, err := deriveKeys(&psk, shared, th[:])
+	if err != nil {
+		return nil, err
+	}
+	defer keys.wipe()
+	var fin [finishedLen]byte
+	if err := readMessage(rw, fin[:]); err != nil {
+		return nil, err
+	}
+	var want [finishedLen]byte
+	want[0], want[1] = Version, msgClientFinished
+	finishedMAC(want[2:], keys.finished, th[:])
+	if subtle.ConstantTimeCompare(want[:], fin[:]) != 1 {
+		return nil, ErrAuthentication
+	}
+	res.sendKey = append([]byte(nil), keys.serverToClient...)
+	res.recvKey = append([]byte(nil), keys.clientToServer...)
+	return res, nil
+}
