@@ -1,6 +1,7 @@
 package aead
 
 import (
+	"crypto/subtle"
 	"encoding/binary"
 
 	"github.com/spipe-dev/spipe/internal/alias"
@@ -36,28 +37,40 @@ func (a *chachaAEAD) NonceSize() int {
 // Overhead returns the tag size, 16.
 func (a *chachaAEAD) Overhead() int { return TagSize }
 
-// start sets up s for nonce and turns keystream block 0 into the Poly1305
-// one-time key, leaving s positioned at block 1. (The caller builds the MAC
-// itself so that it stays on the caller's stack.)
-func (a *chachaAEAD) start(s *chachacore.State, nonce []byte, macKey *[32]byte) {
-	if a.extended {
-		var subkey [32]byte
-		chachacore.HChaCha(&subkey, &a.key, (*[16]byte)(nonce[:16]), a.rounds)
-		var n [NonceSize]byte
-		copy(n[4:], nonce[16:24])
-		chachacore.Init(s, subkey[:], n[:])
-	} else {
+// init sets up s for nonce with the block counter at 0: for XChaCha, the
+// HChaCha subkey of the key and the nonce's first 16 bytes, with the last 8
+// as the IETF nonce's last 8.
+func (a *chachaAEAD) init(s *chachacore.State, nonce []byte) {
+	if !a.extended {
 		chachacore.Init(s, a.key[:], nonce)
+		return
 	}
-	var block [chachacore.BlockSize]byte
-	chachacore.XORKeyStreamBlocks(s, a.rounds, block[:], block[:])
-	copy(macKey[:], block[:32])
+	var subkey [32]byte
+	chachacore.HChaCha(&subkey, &a.key, (*[16]byte)(nonce[:16]), a.rounds)
+	var n [NonceSize]byte
+	copy(n[4:], nonce[16:24])
+	chachacore.Init(s, subkey[:], n[:])
+}
+
+// headSize is the stack buffer for the first kernel call: block 0 holds the
+// Poly1305 key, the blocks after it the keystream of the message's first
+// headSize-64 bytes.
+const headSize = headBlocks * chachacore.BlockSize
+
+// startHead generates keystream block 0 and, after it, keystream for the
+// first n0 = min(msgLen, headSize-64) message bytes into head, in one kernel
+// call, and returns n0. s is left at the block after them.
+func (a *chachaAEAD) startHead(s *chachacore.State, head *[headSize]byte, msgLen int) int {
+	n0 := min(msgLen, headSize-chachacore.BlockSize)
+	blocks := (chachacore.BlockSize + n0 + chachacore.BlockSize - 1) &^ (chachacore.BlockSize - 1)
+	chachaBlocks(s, a.rounds, head[:blocks], head[:blocks])
+	return n0
 }
 
 // Seal encrypts and authenticates plaintext and additional data and appends
 // ciphertext || tag to dst. It panics if the nonce has the wrong size, if
 // plaintext exceeds RFC 8439's limit, or if dst's new bytes overlap plaintext
-// other than exactly (in-place: dst = plaintext[:0]).
+// other than exactly (in place: dst = plaintext[:0]).
 func (a *chachaAEAD) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
 	if len(nonce) != a.NonceSize() {
 		panic("aead: wrong nonce size passed to Seal")
@@ -72,11 +85,15 @@ func (a *chachaAEAD) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
 	ct := out[:len(plaintext)]
 
 	var s chachacore.State
-	var macKey [32]byte
-	a.start(&s, nonce, &macKey)
-	mac := newMAC(&macKey)
+	var head [headSize]byte
+	a.init(&s, nonce)
+	n0 := a.startHead(&s, &head, len(plaintext))
+	mac := newMAC((*[32]byte)(head[:32]))
 	writePadded(mac, additionalData)
-	for src, dst := plaintext, ct; len(src) > 0; {
+	subtle.XORBytes(ct[:n0], plaintext[:n0], head[chachacore.BlockSize:])
+	mac.Write(ct[:n0])
+	// Encrypt a chunk, then MAC it while it is still in cache.
+	for src, dst := plaintext[n0:], ct[n0:]; len(src) > 0; {
 		n := min(len(src), chunkSize)
 		chachaXOR(&s, a.rounds, dst[:n], src[:n])
 		mac.Write(dst[:n])
@@ -102,9 +119,10 @@ func (a *chachaAEAD) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte
 	ct, tag := ciphertext[:len(ciphertext)-TagSize], ciphertext[len(ciphertext)-TagSize:]
 
 	var s chachacore.State
-	var macKey [32]byte
-	a.start(&s, nonce, &macKey)
-	mac := newMAC(&macKey)
+	var head [headSize]byte
+	a.init(&s, nonce)
+	n0 := a.startHead(&s, &head, len(ct))
+	mac := newMAC((*[32]byte)(head[:32]))
 	writePadded(mac, additionalData)
 	mac.Write(ct)
 	writePad(mac, len(ct))
@@ -119,7 +137,8 @@ func (a *chachaAEAD) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte
 	if alias.InexactOverlap(out, ct) {
 		panic("aead: invalid buffer overlap")
 	}
-	for src, dst := ct, out; len(src) > 0; {
+	subtle.XORBytes(out[:n0], ct[:n0], head[chachacore.BlockSize:])
+	for src, dst := ct[n0:], out[n0:]; len(src) > 0; {
 		n := min(len(src), chunkSize)
 		chachaXOR(&s, a.rounds, dst[:n], src[:n])
 		src, dst = src[n:], dst[n:]

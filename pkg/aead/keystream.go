@@ -1,57 +1,76 @@
 package aead
 
 import (
+	"crypto/subtle"
+
 	"github.com/spipe-dev/spipe/internal/chachacore"
 	"github.com/spipe-dev/spipe/internal/salsacore"
 )
 
 // chunkSize is how much Seal encrypts before it MACs: the ciphertext of one
-// chunk is still in L1 when Poly1305 reads it, so large messages are
-// streamed through memory once. It is a multiple of the block size and at
-// most the kernels' MaxCallBytes.
+// chunk is still in L1 when Poly1305 reads it, so a large message streams
+// through memory once. It is a multiple of the block size and at most the
+// kernels' MaxCallBytes.
 const chunkSize = 16 * 1024
+
+// headBlocks is how many keystream blocks Seal and Open generate in their
+// first kernel call: block 0 (the Poly1305 key) and the keystream of a short
+// message come from one call, which a SIMD kernel computes in parallel.
+const headBlocks = 8
+
+// chachaBlocks is chachacore.XORKeyStreamBlocks for a state and buffers that
+// may live on the caller's stack (see noescape).
+func chachaBlocks(s *chachacore.State, rounds int, dst, src []byte) {
+	chachacore.XORKeyStreamBlocks(noescape(s), rounds, noescapeBytes(dst), noescapeBytes(src))
+}
+
+// salsaBlocks is salsacore.XORKeyStreamBlocks for a state and buffers that
+// may live on the caller's stack (see noescape).
+func salsaBlocks(s *salsacore.State, rounds int, dst, src []byte) {
+	salsacore.XORKeyStreamBlocks(noescape(s), rounds, noescapeBytes(dst), noescapeBytes(src))
+}
 
 // chachaXOR XORs ChaCha keystream from the block counter in s[12] into dst,
 // for any length of src, and advances s[12]. A final partial block's unused
 // keystream is discarded (every caller ends its message there). The caller
-// keeps len(src) within the 32-bit counter and at most chunkSize.
+// keeps the message within the 32-bit counter and len(src) <= chunkSize.
 func chachaXOR(s *chachacore.State, rounds int, dst, src []byte) {
 	full := len(src) &^ (chachacore.BlockSize - 1)
 	if full > 0 {
-		chachacore.XORKeyStreamBlocks(s, rounds, dst[:full], src[:full])
+		chachaBlocks(s, rounds, dst[:full], src[:full])
 	}
 	if tail := src[full:]; len(tail) > 0 {
-		var block [chachacore.BlockSize]byte
-		copy(block[:], tail)
-		chachacore.XORKeyStreamBlocks(s, rounds, block[:], block[:])
-		copy(dst[full:], block[:len(tail)])
+		var ks [chachacore.BlockSize]byte
+		chachaBlocks(s, rounds, ks[:], ks[:])
+		subtle.XORBytes(dst[full:], tail, ks[:])
 	}
 }
 
 // salsaXOR is chachaXOR for Salsa20, whose 64-bit block counter lives in
 // s[8] (low) and s[9] (high): it splits the work where s[8] wraps and
-// carries into s[9], because the core advances s[8] only. len(src) is at
-// most chunkSize.
+// carries into s[9], because the core advances s[8] only.
 func salsaXOR(s *salsacore.State, rounds int, dst, src []byte) {
 	full := len(src) &^ (salsacore.BlockSize - 1)
-	for full > 0 {
-		n := full
+	for done := 0; done < full; {
+		n := full - done
 		if left := (1<<32 - uint64(s[8])) * salsacore.BlockSize; uint64(n) > left {
 			n = int(left)
 		}
-		salsacore.XORKeyStreamBlocks(s, rounds, dst[:n], src[:n])
-		if s[8] == 0 {
-			s[9]++
-		}
-		dst, src, full = dst[n:], src[n:], full-n
+		salsaBlocks(s, rounds, dst[done:done+n], src[done:done+n])
+		carrySalsa(s)
+		done += n
 	}
-	if len(src) > 0 {
-		var block [salsacore.BlockSize]byte
-		copy(block[:], src)
-		salsacore.XORKeyStreamBlocks(s, rounds, block[:], block[:])
-		if s[8] == 0 {
-			s[9]++
-		}
-		copy(dst, block[:len(src)])
+	if tail := src[full:]; len(tail) > 0 {
+		var ks [salsacore.BlockSize]byte
+		salsaBlocks(s, rounds, ks[:], ks[:])
+		carrySalsa(s)
+		subtle.XORBytes(dst[full:], tail, ks[:])
+	}
+}
+
+// carrySalsa carries a wrapped low counter word into the high one.
+func carrySalsa(s *salsacore.State) {
+	if s[8] == 0 {
+		s[9]++
 	}
 }

@@ -1,6 +1,8 @@
 package aead
 
 import (
+	"crypto/subtle"
+
 	"github.com/spipe-dev/spipe/internal/alias"
 	"github.com/spipe-dev/spipe/internal/salsacore"
 )
@@ -27,16 +29,24 @@ func (a *secretboxAEAD) NonceSize() int { return NonceSizeX }
 // Overhead returns the tag size, 16.
 func (a *secretboxAEAD) Overhead() int { return TagSize }
 
-// start sets up s for nonce and generates keystream block 0: its first 32
-// bytes go to macKey, the other 32 to rest, and s is left at block 1.
-func (a *secretboxAEAD) start(s *salsacore.State, nonce []byte, macKey, rest *[32]byte) {
+// init sets up s for nonce with the block counter at 0: the HSalsa subkey
+// of the key and the nonce's first 16 bytes, with the last 8 as the Salsa20
+// nonce.
+func (a *secretboxAEAD) init(s *salsacore.State, nonce []byte) {
 	var subkey [32]byte
 	salsacore.HSalsa(&subkey, &a.key, (*[16]byte)(nonce[:16]), a.rounds)
 	salsacore.Init(s, subkey[:], nonce[16:24])
-	var block [salsacore.BlockSize]byte
-	salsacore.XORKeyStreamBlocks(s, a.rounds, block[:], block[:])
-	copy(macKey[:], block[:32])
-	copy(rest[:], block[32:])
+}
+
+// startHead generates, in one kernel call, keystream block 0 (the Poly1305
+// key in its first 32 bytes) and the keystream of the first
+// n0 = min(msgLen, headSize-32) message bytes, which starts at head[32].
+// It returns n0 and leaves s at the block after them.
+func (a *secretboxAEAD) startHead(s *salsacore.State, head *[headSize]byte, msgLen int) int {
+	n0 := min(msgLen, headSize-32)
+	blocks := (32 + n0 + salsacore.BlockSize - 1) &^ (salsacore.BlockSize - 1)
+	salsaBlocks(s, a.rounds, head[:blocks], head[:blocks])
+	return n0
 }
 
 // Seal appends the secretbox of plaintext, tag || ciphertext, to dst. It
@@ -57,15 +67,14 @@ func (a *secretboxAEAD) Seal(dst, nonce, plaintext, additionalData []byte) []byt
 	}
 
 	var s salsacore.State
-	var macKey, ks0 [32]byte
-	a.start(&s, nonce, &macKey, &ks0)
-	mac := newMAC(&macKey)
-	head := min(len(plaintext), len(ks0))
-	for i := range head {
-		ct[i] = plaintext[i] ^ ks0[i]
-	}
-	mac.Write(ct[:head])
-	for src, dst := plaintext[head:], ct[head:]; len(src) > 0; {
+	var head [headSize]byte
+	a.init(&s, nonce)
+	n0 := a.startHead(&s, &head, len(plaintext))
+	mac := newMAC((*[32]byte)(head[:32]))
+	subtle.XORBytes(ct[:n0], plaintext[:n0], head[32:])
+	mac.Write(ct[:n0])
+	// Encrypt a chunk, then MAC it while it is still in cache.
+	for src, dst := plaintext[n0:], ct[n0:]; len(src) > 0; {
 		n := min(len(src), chunkSize)
 		salsaXOR(&s, a.rounds, dst[:n], src[:n])
 		mac.Write(dst[:n])
@@ -94,9 +103,10 @@ func (a *secretboxAEAD) Open(dst, nonce, box, additionalData []byte) ([]byte, er
 	tag, ct := box[:TagSize], box[TagSize:]
 
 	var s salsacore.State
-	var macKey, ks0 [32]byte
-	a.start(&s, nonce, &macKey, &ks0)
-	mac := newMAC(&macKey)
+	var head [headSize]byte
+	a.init(&s, nonce)
+	n0 := a.startHead(&s, &head, len(ct))
+	mac := newMAC((*[32]byte)(head[:32]))
 	mac.Write(ct)
 	// Constant-time comparison, before anything is decrypted.
 	if !mac.Verify(tag) {
@@ -107,11 +117,8 @@ func (a *secretboxAEAD) Open(dst, nonce, box, additionalData []byte) ([]byte, er
 	if alias.InexactOverlap(out, ct) {
 		panic("aead: invalid buffer overlap")
 	}
-	head := min(len(ct), len(ks0))
-	for i := range head {
-		out[i] = ct[i] ^ ks0[i]
-	}
-	for src, dst := ct[head:], out[head:]; len(src) > 0; {
+	subtle.XORBytes(out[:n0], ct[:n0], head[32:])
+	for src, dst := ct[n0:], out[n0:]; len(src) > 0; {
 		n := min(len(src), chunkSize)
 		salsaXOR(&s, a.rounds, dst[:n], src[:n])
 		src, dst = src[n:], dst[n:]

@@ -1,0 +1,178 @@
+package aead
+
+import (
+	"crypto/cipher"
+	"fmt"
+	"testing"
+
+	"golang.org/x/crypto/chacha20poly1305"
+	"golang.org/x/crypto/nacl/secretbox"
+	//lint:ignore SA1019 measuring the MAC alone shows what bounds the AEADs.
+	"golang.org/x/crypto/poly1305"
+
+	"github.com/spipe-dev/spipe/internal/chachacore"
+	"github.com/spipe-dev/spipe/internal/salsacore"
+)
+
+var benchSizes = []struct {
+	name string
+	n    int
+}{{"64B", 64}, {"1KiB", 1024}, {"8KiB", 8 * 1024}, {"64KiB", 64 * 1024}}
+
+// benchImpl is one AEAD under measurement: ours, or the x/crypto package it
+// is measured against.
+type benchImpl struct {
+	name string
+	aead cipher.AEAD
+}
+
+// secretboxAEADRef wraps x/crypto's nacl/secretbox as a cipher.AEAD so the
+// benchmarks treat both sides alike (its array conversions cost nothing).
+type secretboxAEADRef struct{ key [32]byte }
+
+func (secretboxAEADRef) NonceSize() int { return NonceSizeX }
+func (secretboxAEADRef) Overhead() int  { return TagSize }
+func (r secretboxAEADRef) Seal(dst, nonce, plaintext, _ []byte) []byte {
+	return secretbox.Seal(dst, plaintext, (*[24]byte)(nonce), &r.key)
+}
+func (r secretboxAEADRef) Open(dst, nonce, box, _ []byte) ([]byte, error) {
+	out, ok := secretbox.Open(dst, box, (*[24]byte)(nonce), &r.key)
+	if !ok {
+		return nil, ErrOpen
+	}
+	return out, nil
+}
+
+// benchConstructions lists each suite with its x/crypto counterpart, if any.
+func benchConstructions(b *testing.B) []struct {
+	suite Suite
+	impls []benchImpl
+} {
+	key := make([]byte, KeySize)
+	mustNew := func(s Suite) cipher.AEAD {
+		a, err := New(s, key)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return a
+	}
+	refChaCha, _ := chacha20poly1305.New(key)
+	refX, _ := chacha20poly1305.NewX(key)
+	var out []struct {
+		suite Suite
+		impls []benchImpl
+	}
+	for _, s := range Suites() {
+		impls := []benchImpl{{"ours", mustNew(s)}}
+		switch s {
+		case ChaCha20Poly1305:
+			impls = append(impls, benchImpl{"xcrypto", refChaCha})
+		case XChaCha20Poly1305:
+			impls = append(impls, benchImpl{"xcrypto", refX})
+		case XSalsa20Poly1305:
+			impls = append(impls, benchImpl{"xcrypto", secretboxAEADRef{}})
+		}
+		out = append(out, struct {
+			suite Suite
+			impls []benchImpl
+		}{s, impls})
+	}
+	return out
+}
+
+// benchName turns a suite name into a benchmark path element.
+func benchName(s Suite) string {
+	switch s {
+	case XSalsa12Poly1305:
+		return "XSalsa20_12Poly1305"
+	}
+	return stripDash(s.String())
+}
+
+func stripDash(s string) string {
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] != '-' {
+			out = append(out, s[i])
+		}
+	}
+	return string(out)
+}
+
+func BenchmarkSeal(b *testing.B) {
+	for _, c := range benchConstructions(b) {
+		for _, size := range benchSizes {
+			for _, impl := range c.impls {
+				b.Run(benchName(c.suite)+"/"+size.name+"/"+impl.name, func(b *testing.B) {
+					nonce := make([]byte, impl.aead.NonceSize())
+					msg := make([]byte, size.n)
+					dst := make([]byte, 0, size.n+TagSize)
+					b.SetBytes(int64(size.n))
+					b.ReportAllocs()
+					for b.Loop() {
+						impl.aead.Seal(dst, nonce, msg, nil)
+					}
+				})
+			}
+		}
+	}
+}
+
+func BenchmarkOpen(b *testing.B) {
+	for _, c := range benchConstructions(b) {
+		for _, size := range benchSizes {
+			for _, impl := range c.impls {
+				b.Run(benchName(c.suite)+"/"+size.name+"/"+impl.name, func(b *testing.B) {
+					nonce := make([]byte, impl.aead.NonceSize())
+					box := impl.aead.Seal(nil, nonce, make([]byte, size.n), nil)
+					dst := make([]byte, 0, size.n)
+					b.SetBytes(int64(size.n))
+					b.ReportAllocs()
+					for b.Loop() {
+						if _, err := impl.aead.Open(dst, nonce, box, nil); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkParts measures the two halves of an AEAD alone — Poly1305 from
+// x/crypto and the bare keystream of each cipher from our cores — to show
+// which one bounds the AEAD throughput.
+func BenchmarkParts(b *testing.B) {
+	for _, size := range benchSizes {
+		b.Run("Poly1305/"+size.name, func(b *testing.B) {
+			var key [32]byte
+			var tag [16]byte
+			msg := make([]byte, size.n)
+			b.SetBytes(int64(size.n))
+			b.ReportAllocs()
+			for b.Loop() {
+				poly1305.Sum(&tag, msg, &key)
+			}
+		})
+		for _, rounds := range []int{20, 12, 8} {
+			b.Run(fmt.Sprintf("ChaCha%d/%s", rounds, size.name), func(b *testing.B) {
+				var s chachacore.State
+				buf := make([]byte, size.n)
+				b.SetBytes(int64(size.n))
+				for b.Loop() {
+					chachaXOR(&s, rounds, buf, buf)
+				}
+			})
+		}
+		for _, rounds := range []int{20, 12} {
+			b.Run(fmt.Sprintf("Salsa20_%d/%s", rounds, size.name), func(b *testing.B) {
+				var s salsacore.State
+				buf := make([]byte, size.n)
+				b.SetBytes(int64(size.n))
+				for b.Loop() {
+					salsaXOR(&s, rounds, buf, buf)
+				}
+			})
+		}
+	}
+}
