@@ -116,7 +116,7 @@ func (f *Forwarder) Serve(ctx context.Context, ln net.Listener) error {
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			f.Handle(hard, c)
+			_ = f.Handle(hard, c) // logged there; one failure never affects the others
 		}()
 	})
 	ln.Close()

@@ -9,8 +9,10 @@ import (
 
 // Handle forwards one accepted connection and returns once both of its
 // sides are closed and its goroutines are gone. When ctx is done the
-// connection is closed wherever it is (handshake, dial or transfer).
-func (f *Forwarder) Handle(ctx context.Context, raw net.Conn) {
+// connection is closed wherever it is (handshake, dial or transfer). The
+// error, already logged, is why the connection failed; nil if it ended
+// cleanly.
+func (f *Forwarder) Handle(ctx context.Context, raw net.Conn) error {
 	obs := f.observer()
 	obs.ConnOpened()
 	defer obs.ConnClosed()
@@ -27,17 +29,18 @@ func (f *Forwarder) Handle(ctx context.Context, raw net.Conn) {
 			err = fmt.Errorf("%w (%w)", errShutdown, err)
 		}
 		log.Warn("connection failed", "stage", stage, "reason", Reason(err), "err", err)
-		return
+		return err
 	}
 	up, down, err := f.pipe(ctx, in, out)
 	if err != nil {
 		obs.TransferError(err)
 		log.Warn("connection failed", "stage", "transfer", "reason", Reason(err), "err", err,
 			"bytes_to_target", up, "bytes_from_target", down)
-		return
+		return err
 	}
 	log.Debug("connection closed", "bytes_to_target", up, "bytes_from_target", down,
 		"duration", time.Since(start).Round(time.Millisecond))
+	return nil
 }
 
 // open runs the handshake and the dial in the order that keeps the target

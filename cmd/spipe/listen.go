@@ -1,0 +1,29 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/spipe-dev/spipe/internal/service"
+)
+
+func (a *app) listenCommand() *cobra.Command {
+	var p pipeFlags
+	cmd := &cobra.Command{
+		Use:   "listen -s ADDR -t ADDR -k FILE [-k FILE...]",
+		Short: "Accept encrypted connections and forward the plaintext to a target",
+		Long: `Accept spipe connections on -s, run the handshake, and only once the client
+has proven it holds a key, connect to -t and forward the plaintext both ways.
+
+Several -k admit clients holding any of those keys, so keys rotate without
+downtime; SIGHUP re-reads the key files without dropping open connections.
+SIGINT or SIGTERM stop accepting, give open connections --shutdown-timeout to
+finish, then close them and exit 0.`,
+		Example: `  spipe listen -s 0.0.0.0:8022 -t 127.0.0.1:22 -k /etc/spipe/key
+  spipe listen -s '[::]:8443' -t /run/app.sock -k new.key -k old.key --metrics 127.0.0.1:9100
+  spipe listen -s :8080 -t 127.0.0.1:80 -k key --proxy-protocol --max-conns 500`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.runPipe(cmd, &p, service.Listen) },
+	}
+	p.register(cmd.Flags(), service.Listen)
+	return cmd
+}

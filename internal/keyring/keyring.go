@@ -1,0 +1,119 @@
+// Package keyring loads the spipe tool's key files: it reports missing,
+// unreadable and too-short files with one clear line each, warns about key
+// files that others can read (as ssh does), and re-reads them on request
+// so keys rotate without a restart.
+package keyring
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+
+	"github.com/spipe-dev/spipe/pkg/spipe"
+)
+
+// Stdin is the key-file name that means "read the key from standard input".
+const Stdin = "-"
+
+// Keyring is the list of key files named on the command line and the keys
+// last loaded from them.
+type Keyring struct {
+	files []string
+	stdin *spipe.Key // read once: standard input cannot be read again
+	log   *slog.Logger
+}
+
+// Load reads every file (Stdin at most once, from stdin) and returns the
+// keyring. An error names the file and the problem, never key material.
+func Load(files []string, stdin io.Reader, log *slog.Logger) (*Keyring, []*spipe.Key, error) {
+	if len(files) == 0 {
+		return nil, nil, errors.New("no key file given (-k FILE)")
+	}
+	r := &Keyring{files: files, log: log}
+	seenStdin := false
+	for _, f := range files {
+		if f != Stdin {
+			continue
+		}
+		if seenStdin {
+			return nil, nil, errors.New("-k - given twice: standard input holds one key")
+		}
+		seenStdin = true
+		k, err := spipe.ReadKey(stdin)
+		if err != nil {
+			return nil, nil, describe("key on standard input", err)
+		}
+		r.stdin = k
+	}
+	keys, err := r.Reload()
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, keys, nil
+}
+
+// Reload reads the key files again and returns their keys in command-line
+// order. The key from standard input is the one read at Load.
+func (r *Keyring) Reload() ([]*spipe.Key, error) {
+	keys := make([]*spipe.Key, 0, len(r.files))
+	for _, f := range r.files {
+		if f == Stdin {
+			keys = append(keys, r.stdin)
+			continue
+		}
+		k, err := r.loadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
+func (r *Keyring) loadFile(path string) (*spipe.Key, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, describe("key file "+path, unwrapPath(err))
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, describe("key file "+path, unwrapPath(err))
+	}
+	if fi.IsDir() {
+		return nil, fmt.Errorf("key file %s: is a directory", path)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 && r.log != nil {
+		r.log.Warn("key file is accessible by others; chmod 600 it", "file", path, "mode", fmt.Sprintf("%04o", perm))
+	}
+	k, err := spipe.ReadKey(f)
+	if err != nil {
+		return nil, describe("key file "+path, err)
+	}
+	return k, nil
+}
+
+// describe turns a key-loading error into the one line the user sees.
+func describe(what string, err error) error {
+	switch {
+	case errors.Is(err, spipe.ErrShortKey):
+		return fmt.Errorf("%s is too short: a key needs at least %d bytes (make one with: spipe keygen FILE)", what, spipe.MinKeyMaterial)
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s: no such file", what)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("%s: permission denied", what)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// unwrapPath drops the *PathError layer, whose text repeats the path.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
