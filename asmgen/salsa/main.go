@@ -1,0 +1,43 @@
+// Command salsa generates the Salsa20 SIMD kernels of internal/salsacore.
+//
+// Every kernel has the shape
+//
+//	func(s *[16]uint32, rounds int, dst, src *byte, blocks int)
+//
+// It XORs blocks 64-byte key stream blocks into dst, starting at the block
+// counter in s[8], and stores s[8]+blocks (mod 2^32) back. It never touches
+// s[9]: the Go caller splits calls where s[8] wraps. blocks may be any
+// positive count; a kernel reads and writes whole blocks only, never past
+// dst[:64*blocks] or src[:64*blocks].
+//
+// Two layouts:
+//   - vertical (vertical.go): register i holds word i of N blocks, so a
+//     quarter round is plain lane-wise arithmetic and the state is
+//     transposed once before the XOR. Used for long inputs.
+//   - horizontal (horizontal.go): one block per 128-bit lane in the
+//     diagonal layout of the Salsa20 paper's SIMD form, for inputs shorter
+//     than a vertical batch.
+//
+// Run it from asmgen/ (see the Makefile's generate target):
+//
+//	go run ./salsa -out ../internal/salsacore/xor_amd64.s -stubs ../internal/salsacore/xor_stubs_amd64.go -pkg salsacore
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+)
+
+func main() {
+	ConstraintExpr("gc,!purego") // old comma syntax; avo writes gc && !purego
+
+	genVertical(sse)
+	genVertical(avx2)
+	genVertical(avx512)
+
+	genHorizontal(sse, 1)
+	genHorizontal(avx2, 2)
+	genHorizontal(avx512, 1)
+	genHorizontal(avx512, 4)
+
+	Generate()
+}
