@@ -50,3 +50,19 @@ generate:
 
 clean:
 	rm -rf bin
+
+# The tool, end to end: `make demo` pushes DEMO_SIZE (1 GiB) through a
+# loopback spipe connect/listen pair and checks it; `make e2e` drives a real
+# sshd and curl through spipe; `make man` writes the man pages to MANDIR.
+.PHONY: demo e2e man
+demo:
+	BIN=$(BIN) GO=$(GO) bash scripts/demo.sh
+
+e2e:
+	BIN=$(BIN) GO=$(GO) bash scripts/e2e.sh
+
+MANDIR ?= bin/man
+man:
+	$(GO) build -o $(BIN) ./cmd/spipe
+	rm -rf $(MANDIR) && $(BIN) man $(MANDIR)
+	@echo "man pages in $(MANDIR): man -l $(MANDIR)/spipe.1"
