@@ -1,0 +1,174 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+
+	"github.com/spipe-dev/spipe/asmgen/arx"
+)
+
+// vertical32 emits an AVX-512 kernel in the vertical layout: ZMM register i
+// holds state word i of 16 blocks, one per lane, so a double round is eight
+// quarter rounds on whole registers and VPROLD does every rotation. sets
+// independent 16-block groups are interleaved; with two, all 32 ZMM registers
+// hold state during the rounds, which gives the scheduler twice the
+// independent dependency chains.
+//
+// With sets == 1 the kernel takes any number of blocks: a final group of
+// fewer than 16 computes all 16 and stores only the blocks asked for. With
+// sets == 2 len(src) must be a multiple of 2048.
+func vertical32(name string, sets int) {
+	isa := arx.AVX512
+	TEXT(name, 0, signature)
+	if sets == 1 {
+		Doc(name+" XORs len(src)/64 ChaCha blocks into dst, 16 at a time in the",
+			"vertical layout (AVX-512); a last group of fewer than 16 blocks stores only those.")
+	} else {
+		Doc(fmt.Sprintf("%s XORs len(src)/64 ChaCha blocks into dst, %d at a time in two", name, 16*sets),
+			"interleaved 16-block vertical groups (AVX-512). len(src) must be a multiple of 2048.")
+	}
+	a := loadArgs()
+	f := newFrame(isa, 16+16+sets+1)
+	w := setupWords(f, a, sets)
+	spill := f.slots(1)[0]
+	group := 16 * sets
+
+	loop, done, partial := name+"_loop", name+"_done", name+"_partial"
+	Label(loop)
+	if sets == 1 {
+		CMPQ(a.blocks, U8(0))
+		JE(LabelRef(done))
+	} else {
+		CMPQ(a.blocks, U8(group))
+		JB(LabelRef(done))
+	}
+
+	x := make([][]Register, sets)
+	for set := range x {
+		x[set] = make([]Register, 16)
+		for _, i := range columns[0] {
+			x[set][i] = isa.Vec()
+		}
+		isa.Load(x[set][0], w.orig[0])
+		isa.Load(x[set][4], w.orig[4])
+		isa.Load(x[set][8], w.orig[8])
+		isa.Load(x[set][12], w.ctr[set])
+	}
+	Comment("First double round: columns 1-3 of the column round are precomputed.")
+	var qs [][4]Register
+	for set := range x {
+		qs = append(qs, pick(x[set], columns[0])...)
+	}
+	quarterRounds(isa, qs, nil)
+	for set := range x {
+		for i := range 16 {
+			if i%4 != 0 {
+				x[set][i] = isa.Vec()
+				isa.Load(x[set][i], w.pre[i])
+			}
+		}
+	}
+	doubleHalf(isa, x, diagonals)
+
+	rounds := GP64()
+	MOVQ(a.rounds, rounds)
+	DECQ(rounds)
+	Label(name + "_rounds")
+	doubleHalf(isa, x, columns)
+	doubleHalf(isa, x, diagonals)
+	DECQ(rounds)
+	JNZ(LabelRef(name + "_rounds"))
+
+	Comment("Feed-forward: add the input words.")
+	for set := range x {
+		for i := range 16 {
+			if i == 12 {
+				isa.Add(x[set][i], w.ctr[set])
+			} else {
+				isa.Add(x[set][i], w.orig[i])
+			}
+		}
+	}
+
+	if sets == 1 {
+		CMPQ(a.blocks, U8(16))
+		JB(LabelRef(partial))
+	}
+	// Two sets leave no register for the transposition: park one row of the
+	// second set on the stack meanwhile.
+	if sets == 2 {
+		isa.Store(spill, x[1][15])
+	}
+	blocks := transpose16(isa, x[0])
+	for b, v := range blocks {
+		isa.XorStore(Mem{Base: a.dst, Disp: 64 * b}, Mem{Base: a.src, Disp: 64 * b}, v, nil)
+	}
+	if sets == 2 {
+		x[1][15] = isa.Vec()
+		isa.Load(x[1][15], spill)
+		blocks := transpose16(isa, x[1])
+		for b, v := range blocks {
+			isa.XorStore(Mem{Base: a.dst, Disp: 1024 + 64*b}, Mem{Base: a.src, Disp: 1024 + 64*b}, v, nil)
+		}
+	}
+	ADDQ(U32(64*group), a.src)
+	ADDQ(U32(64*group), a.dst)
+	SUBQ(U8(group), a.blocks)
+	for set := range sets {
+		c := isa.Vec()
+		isa.Load(c, w.ctr[set])
+		isa.Add(c, splat(group))
+		isa.Store(w.ctr[set], c)
+	}
+	JMP(LabelRef(loop))
+
+	if sets == 1 {
+		Label(partial)
+		Comment("Fewer than 16 blocks left: store only those.")
+		blocks := transpose16(isa, x[0])
+		for b, v := range blocks {
+			if b > 0 {
+				CMPQ(a.blocks, U8(b))
+				JBE(LabelRef(done))
+			}
+			isa.XorStore(Mem{Base: a.dst, Disp: 64 * b}, Mem{Base: a.src, Disp: 64 * b}, v, nil)
+		}
+	}
+
+	Label(done)
+	a.finish(isa)
+}
+
+// doubleHalf emits one half of a double round (the column or the diagonal
+// quarter rounds) for every interleaved set of x.
+func doubleHalf(isa arx.ISA, x [][]Register, half [4][4]int) {
+	var qs [][4]Register
+	for set := range x {
+		qs = append(qs, pick(x[set], half[0], half[1], half[2], half[3])...)
+	}
+	quarterRounds(isa, qs, nil)
+}
+
+// transpose16 turns 16 ZMM registers of the vertical layout (register i =
+// word i of blocks 0..15) into 16 registers each holding one whole block, in
+// block order.
+func transpose16(isa arx.ISA, x []Register) []Register {
+	var groups [4][4]Register
+	tmp := Register(isa.Vec())
+	for g := range 4 {
+		groups[g], tmp = isa.Transpose4x4([4]Register{x[4*g], x[4*g+1], x[4*g+2], x[4*g+3]}, tmp)
+	}
+	// groups[g][k] lane L = words 4g..4g+3 of block 4L+k.
+	blocks := make([]Register, 16)
+	for k := range 4 {
+		var out [4]Register
+		out, tmp = arx.Transpose128x4([4]Register{groups[0][k], groups[1][k], groups[2][k], groups[3][k]}, tmp)
+		for l := range 4 {
+			blocks[4*l+k] = out[l]
+		}
+	}
+	return blocks
+}

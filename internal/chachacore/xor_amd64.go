@@ -1,0 +1,66 @@
+//go:build gc && !purego
+
+package chachacore
+
+import "golang.org/x/sys/cpu"
+
+//go:generate sh -c "cd ../../asmgen && go run ./chacha -out ../internal/chachacore/chacha_amd64.s -stubs ../internal/chachacore/chacha_stubs_amd64.go -pkg chachacore"
+
+// The kernels' "Requires:" lines in chacha_amd64.s list the extensions each
+// uses; these gates must cover them. x/sys/cpu reports AVX and AVX-512 only
+// when the OS saves the wider registers (XCR0), so no separate OS check.
+var (
+	hasSSSE3  = cpu.X86.HasSSSE3
+	hasAVX2   = cpu.X86.HasAVX && cpu.X86.HasAVX2
+	hasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && hasAVX2
+)
+
+// Registered worst to best: register keeps the last supported one.
+func init() {
+	register(impl{name: "ssse3", xor: xorSSSE3, supported: hasSSSE3})
+	register(impl{name: "avx2", xor: xorAVX2, supported: hasAVX2})
+	register(impl{name: "avx512", xor: xorAVX512, supported: hasAVX512})
+}
+
+// xorAVX512 runs the bulk through two interleaved 16-block sets, a rest of
+// more than 8 blocks through one 16-block set, and shorter inputs through
+// the row-layout kernels, whose latency-bound rounds cost the same for 1 to
+// 4 blocks (8 with two sets) instead of paying for 16.
+func xorAVX512(s *State, rounds int, dst, src []byte) {
+	if n := len(src) &^ (32*BlockSize - 1); n > 0 {
+		chachaAVX512x32(s, rounds, dst[:n], src[:n])
+		dst, src = dst[n:], src[n:]
+	}
+	switch n := len(src) / BlockSize; {
+	case n > 8:
+		chachaAVX512x16(s, rounds, dst, src)
+	case n > 4:
+		chachaAVX512x8(s, rounds, dst, src)
+	case n > 2:
+		chachaAVX512x4(s, rounds, dst, src)
+	case n == 2:
+		chachaAVX512x2(s, rounds, dst, src)
+	case n == 1:
+		chachaAVX512x1(s, rounds, dst, src)
+	}
+}
+
+// xorAVX2 runs whole and partial groups of 8 through the vertical kernel and
+// inputs of up to 4 blocks through the 2-block row kernel.
+func xorAVX2(s *State, rounds int, dst, src []byte) {
+	if len(src) > 4*BlockSize {
+		chachaAVX2x8(s, rounds, dst, src)
+		return
+	}
+	chachaAVX2x2(s, rounds, dst, src)
+}
+
+// xorSSSE3 runs groups of 4 through the vertical kernel and a single block
+// through the row kernel.
+func xorSSSE3(s *State, rounds int, dst, src []byte) {
+	if len(src) > BlockSize {
+		chachaSSSE3x4(s, rounds, dst, src)
+		return
+	}
+	chachaSSSE3x1(s, rounds, dst, src)
+}
