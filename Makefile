@@ -14,7 +14,7 @@ build:
 	$(GO) build ./...
 
 # The suite CI runs: lint, the race-checked tests, and the pure-Go build.
-test: lint unit
+test: check-generated lint unit
 
 unit:
 	$(GO) test -race ./...
@@ -45,8 +45,36 @@ fuzz:
 	  done; \
 	done
 
+# Assembly generators (asmgen/, a module of its own), as generator:package.
+# Generator asmgen/<gen> writes internal/<package>/<gen>_amd64.s and
+# <gen>_stubs_amd64.go, with the same command as the //go:generate line in
+# that package (the header records it, so the paths must match exactly).
+# The Salsa20 generator joins as salsa:salsacore.
+ASMGEN := chacha:chachacore
+
 generate:
-	$(GO) generate ./...
+	@set -e; for g in $(ASMGEN); do gen=$${g%%:*}; pkg=$${g##*:}; \
+	  echo "asmgen/$$gen -> internal/$$pkg"; \
+	  (cd asmgen && $(GO) run ./$$gen -out ../internal/$$pkg/$${gen}_amd64.s \
+	    -stubs ../internal/$$pkg/$${gen}_stubs_amd64.go -pkg $$pkg); \
+	done
+
+# Regenerates into a scratch copy of the tree layout (same relative paths,
+# so the same header) and fails if any committed file differs; also vets and
+# tests the generator module, which `go vet ./...` at the root skips.
+check-generated:
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	(cd asmgen && $(GO) vet ./... && $(GO) test -count=1 ./...); \
+	cp -r asmgen "$$tmp/asmgen"; \
+	for g in $(ASMGEN); do gen=$${g%%:*}; pkg=$${g##*:}; \
+	  mkdir -p "$$tmp/internal/$$pkg"; \
+	  (cd "$$tmp/asmgen" && $(GO) run ./$$gen -out ../internal/$$pkg/$${gen}_amd64.s \
+	    -stubs ../internal/$$pkg/$${gen}_stubs_amd64.go -pkg $$pkg); \
+	  for f in $${gen}_amd64.s $${gen}_stubs_amd64.go; do \
+	    diff -u "internal/$$pkg/$$f" "$$tmp/internal/$$pkg/$$f" || \
+	      { echo "internal/$$pkg/$$f differs from its generator: run make generate"; exit 1; }; \
+	  done; \
+	done; echo "generated assembly is up to date"
 
 clean:
 	rm -rf bin
