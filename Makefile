@@ -49,8 +49,7 @@ fuzz:
 # Generator asmgen/<gen> writes internal/<package>/<gen>_amd64.s and
 # <gen>_stubs_amd64.go, with the same command as the //go:generate line in
 # that package (the header records it, so the paths must match exactly).
-# The Salsa20 generator joins as salsa:salsacore.
-ASMGEN := chacha:chachacore
+ASMGEN := chacha:chachacore salsa:salsacore
 
 generate:
 	@set -e; for g in $(ASMGEN); do gen=$${g%%:*}; pkg=$${g##*:}; \
