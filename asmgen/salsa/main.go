@@ -20,7 +20,7 @@
 //
 // Run it from asmgen/ (see the Makefile's generate target):
 //
-//	go run ./salsa -out ../internal/salsacore/xor_amd64.s -stubs ../internal/salsacore/xor_stubs_amd64.go -pkg salsacore
+//	go run ./salsa -out ../internal/salsacore/salsa_amd64.s -stubs ../internal/salsacore/salsa_stubs_amd64.go -pkg salsacore
 package main
 
 import (
