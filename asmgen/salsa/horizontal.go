@@ -6,6 +6,8 @@ import (
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
+
+	"github.com/spipe-dev/spipe/asmgen/arx"
 )
 
 // The diagonal layout keeps one block in four 128-bit rows
@@ -18,18 +20,12 @@ import (
 // row quarter rounds (A, D', C', B'). Diagonal k takes lane i from matrix
 // row (k+i) mod 4, and matrix row m takes lane i from diagonal (m-i) mod 4.
 
-// Lane rotations for PSHUFD: lane i takes lane i+1, i+2 or i+3.
-const (
-	rot1 = 0x39
-	rot2 = 0x4e
-	rot3 = 0x93
-)
-
 // genHorizontal emits xorHorizontal<ISA>x<per>: per blocks (1, 2 or 4) per
 // iteration, one block per 128-bit lane in the diagonal layout. It is the
 // short-input path: its cost is one block's latency, however few blocks.
 func genHorizontal(i isa, per int) {
 	w := 16 * per
+	a := i.ops(w)
 	name := fmt.Sprintf("xorHorizontal%sx%d", i, per)
 	TEXT(name, NOSPLIT, "func(s *[16]uint32, rounds int, dst, src *byte, blocks int)")
 	Pragma("noescape")
@@ -64,10 +60,20 @@ func genHorizontal(i isa, per int) {
 			orig[k] = v(6 + k)
 		}
 	}
+	// copyVec moves a vector between registers or to and from orig.
+	copyVec := func(src, dst Op) {
+		switch {
+		case i == sse:
+			MOVO(src, dst)
+		case isMem(dst):
+			a.Store(dst.(Mem), src.(reg.Register))
+		default:
+			a.Copy(dst.(reg.Register), src.(reg.Register))
+		}
+	}
 
 	// The blends that move words between the matrix rows and the
 	// diagonals. SSE has no blend instruction: it masks and ORs.
-	masks := laneMasks()
 	if i == avx512 {
 		for lane, m := range []int{0x2222, 0x4444, 0x8888} {
 			MOVL(U32(m), reg.EAX)
@@ -97,24 +103,14 @@ func genHorizontal(i isa, per int) {
 	loadMasks := func(mregs [4]reg.VecPhysical) {
 		if i == sse {
 			for k := range 4 {
-				MOVOU(masks.Offset(16*k), mregs[k])
+				MOVOU(laneMasks().Offset(16*k), mregs[k])
 			}
 		}
 	}
 
 	Comment("Load the matrix rows and blend them into diagonals.")
 	for m := range 4 {
-		row := Mem{Base: s, Disp: 16 * m}
-		switch {
-		case i == sse:
-			MOVOU(row, rows[m])
-		case per == 1:
-			VMOVDQU(row, rows[m])
-		case per == 2:
-			VBROADCASTI128(row, rows[m])
-		default:
-			VBROADCASTI32X4(row, rows[m])
-		}
+		a.BroadcastRow(rows[m], Mem{Base: s, Disp: 16 * m})
 	}
 	smask := four(6, 7, 8, 9) // SSE: masks while the diagonals are built
 	loadMasks(smask)
@@ -123,49 +119,43 @@ func genHorizontal(i isa, per int) {
 	}
 	if per > 1 {
 		// Lane L is block L: add L to its counter word (lane 0 of C).
-		VPADDD(counterSteps(per, false), x[2], x[2])
+		a.Add(x[2], counterSteps(per, false))
 	}
 	for k := range 4 {
-		vmov(i, x[k], orig[k])
+		copyVec(x[k], orig[k])
 	}
 
 	TESTQ(blocks, blocks)
 	JZ(LabelRef(name + "_done"))
 	Label(name + "_batch")
 	for k := range 4 {
-		vmov(i, orig[k], x[k])
+		copyVec(orig[k], x[k])
 	}
 	MOVQ(rounds, dr)
 	SHRQ(U8(1), dr)
 	A, B, C, D := x[0], x[1], x[2], x[3]
-	pshufd := func(imm int, r reg.VecPhysical) {
-		if i == sse {
-			PSHUFL(U8(imm), r, r)
-		} else {
-			VPSHUFD(U8(imm), r, r)
-		}
-	}
+	rotate := func(r reg.Register, n int) { a.Shuffle(r, r, arx.RotateLanes(n)) }
 	Label(name + "_double")
-	arx(i, B, A, D, 7, t, u)
-	arx(i, C, B, A, 9, t, u)
-	arx(i, D, C, B, 13, t, u)
-	arx(i, A, D, C, 18, t, u)
-	pshufd(rot1, D)
-	pshufd(rot2, C)
-	pshufd(rot3, B)
-	arx(i, D, A, B, 7, t, u)
-	arx(i, C, D, A, 9, t, u)
-	arx(i, B, C, D, 13, t, u)
-	arx(i, A, B, C, 18, t, u)
-	pshufd(rot3, D)
-	pshufd(rot2, C)
-	pshufd(rot1, B)
+	a.AddRotXor(B, A, D, t, u, 7)
+	a.AddRotXor(C, B, A, t, u, 9)
+	a.AddRotXor(D, C, B, t, u, 13)
+	a.AddRotXor(A, D, C, t, u, 18)
+	rotate(D, 1)
+	rotate(C, 2)
+	rotate(B, 3)
+	a.AddRotXor(D, A, B, t, u, 7)
+	a.AddRotXor(C, D, A, t, u, 9)
+	a.AddRotXor(B, C, D, t, u, 13)
+	a.AddRotXor(A, B, C, t, u, 18)
+	rotate(D, 3)
+	rotate(C, 2)
+	rotate(B, 1)
 	DECQ(dr)
 	JNZ(LabelRef(name + "_double"))
 
 	Comment("Feed forward, then blend the diagonals back into matrix rows.")
 	for k := range 4 {
-		vadd(i, orig[k], x[k])
+		a.Add(x[k], orig[k])
 	}
 	omask := four(4, 5, 14, 15) // SSE: masks for the way back
 	loadMasks(omask)
@@ -177,67 +167,39 @@ func genHorizontal(i isa, per int) {
 		CMPQ(blocks, U8(per))
 		JB(LabelRef(name + "_partial"))
 	}
-	horizontalOutput(i, name, per, rows, false)
+	horizontalOutput(a, name, per, rows, false)
 	ADDQ(U32(64*per), dst)
 	ADDQ(U32(64*per), src)
 	if i == sse {
 		MOVO(orig[2], t)
-		vaddConst(i, counterSteps(per, true), t, u)
+		MOVOU(counterSteps(per, true), u)
+		PADDL(u, t)
 		MOVO(t, orig[2])
 	} else {
-		VPADDD(counterSteps(per, true), orig[2], orig[2])
+		a.Add(orig[2].(reg.Register), counterSteps(per, true))
 	}
 	SUBQ(U8(per), blocks)
 	JNZ(LabelRef(name + "_batch"))
 	if per > 1 {
 		JMP(LabelRef(name + "_done"))
 		Label(name + "_partial")
-		horizontalOutput(i, name, per, rows, true)
+		horizontalOutput(a, name, per, rows, true)
 	}
 
 	Label(name + "_done")
 	// Store the counter word advanced by the original block count.
 	Load(Param("blocks"), reg.RAX)
 	ADDL(reg.EAX, word(s, 8))
-	if i != sse {
-		VZEROUPPER()
-	}
+	a.VZeroUpper()
 	RET()
-}
-
-// vaddConst adds a constant vector to r, through scratch for SSE (whose
-// memory operands must be aligned, which read-only data is not promised).
-func vaddConst(i isa, c Mem, r, scratch reg.VecPhysical) {
-	if i == sse {
-		MOVOU(c, scratch)
-		PADDL(scratch, r)
-		return
-	}
-	VPADDD(c, r, r)
 }
 
 // horizontalOutput XORs the blocks held lane-wise in rows (row m of block L
 // in lane L of rows[m]) into dst. With partial set, only blocks below the
 // count in CX are written (block 0 always is).
-func horizontalOutput(i isa, name string, per int, rows [4]reg.VecPhysical, partial bool) {
-	dst, src, blocks := reg.RDI, reg.RDX, reg.RCX
-	suffix := "full"
-	if partial {
-		suffix = "part"
-	}
-	emit := func(v reg.VecPhysical, b, off int, t reg.VecPhysical) {
-		skip := fmt.Sprintf("%s_%s_skip_%d_%d", name, suffix, b, off)
-		if partial && b > 0 {
-			CMPQ(blocks, U8(b))
-			JBE(LabelRef(skip))
-		}
-		xorStore(i, v, Mem{Base: src, Disp: 64*b + off}, Mem{Base: dst, Disp: 64*b + off}, t)
-		if partial && b > 0 {
-			Label(skip)
-		}
-	}
-	w := 16 * per
-	v := func(k int) reg.VecPhysical { return vec(w, k) }
+func horizontalOutput(a arx.ISA, name string, per int, rows [4]reg.VecPhysical, partial bool) {
+	emit := emitter(a, name, partial)
+	v := func(k int) reg.Register { return vec(16*per, k) }
 	switch per {
 	case 1:
 		for m := range 4 {
@@ -245,16 +207,15 @@ func horizontalOutput(i isa, name string, per int, rows [4]reg.VecPhysical, part
 		}
 	case 2:
 		for h := range 2 {
-			VPERM2I128(U8(0x20), rows[2*h+1], rows[2*h], v(4))
-			VPERM2I128(U8(0x31), rows[2*h+1], rows[2*h], v(5))
+			arx.JoinLow(v(4), rows[2*h], rows[2*h+1])
+			arx.JoinHigh(v(5), rows[2*h], rows[2*h+1])
 			emit(v(4), 0, 32*h, nil)
 			emit(v(5), 1, 32*h, nil)
 		}
 	case 4:
-		out := [4]reg.VecPhysical{v(20), v(21), v(22), v(23)}
-		transposeLanes(rows, [4]reg.VecPhysical{v(16), v(17), v(18), v(19)}, out)
+		blocks, _ := arx.Transpose128x4([4]reg.Register{rows[0], rows[1], rows[2], rows[3]}, v(16))
 		for l := range 4 {
-			emit(out[l], l, 0, nil)
+			emit(blocks[l], l, 0, nil)
 		}
 	}
 }
@@ -262,50 +223,23 @@ func horizontalOutput(i isa, name string, per int, rows [4]reg.VecPhysical, part
 // laneMasks is the read-only table of the four one-lane masks SSE blends
 // with: mask k is all ones in 32-bit lane k.
 func laneMasks() Mem {
-	if lanesMem != nil {
-		return *lanesMem
-	}
-	m := GLOBL("salsaLaneMasks", RODATA|NOPTR)
+	var m [16]uint32
 	for k := range 4 {
-		for j := range 4 {
-			var word uint32
-			if j == k {
-				word = 0xffffffff
-			}
-			DATA(16*k+4*j, U32(word))
-		}
+		m[5*k] = 0xffffffff
 	}
-	lanesMem = &m
-	return m
+	return arx.Words("salsa_lanemasks", m)
 }
-
-var lanesMem *Mem
 
 // counterSteps is the table added to the C diagonal of a horizontal kernel
 // with per blocks: with step false, lane L gets L (block L of the batch);
 // with step true, every lane gets per (the next batch).
 func counterSteps(per int, step bool) Mem {
-	key := fmt.Sprintf("salsaCounter%dx%t", per, step)
-	if m, ok := counterMem[key]; ok {
-		return m
-	}
-	name := fmt.Sprintf("salsaLaneCounter%d", per)
-	if step {
-		name = fmt.Sprintf("salsaLaneStep%d", per)
-	}
-	m := GLOBL(name, RODATA|NOPTR)
+	var c [16]uint32
 	for l := range per {
-		c := l
+		c[4*l] = uint32(l)
 		if step {
-			c = per
-		}
-		DATA(16*l, U32(c))
-		for j := 1; j < 4; j++ {
-			DATA(16*l+4*j, U32(0))
+			c[4*l] = uint32(per)
 		}
 	}
-	counterMem[key] = m
-	return m
+	return arx.Words(fmt.Sprintf("salsa_counter%d_%t", per, step), c)
 }
-
-var counterMem = map[string]Mem{}

@@ -3,9 +3,10 @@ package main
 import (
 	"fmt"
 
-	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
+
+	"github.com/spipe-dev/spipe/asmgen/arx"
 )
 
 // isa is the instruction set a kernel is written in. It decides the
@@ -74,145 +75,20 @@ func quarterSteps(q [4]int) [4][3]int {
 	return [4][3]int{{b, a, d}, {c, b, a}, {d, c, b}, {a, d, c}}
 }
 
-// arx emits x ^= rotl(y + z, r) for vectors. x, y and z are registers or
-// (for the register-starved SSE and AVX2 kernels) memory operands; t and u
-// are scratch registers. With VPROLD it is three instructions; otherwise the
-// rotation is a shift pair XORed into x one half at a time, which avoids a
-// separate OR.
-func arx(i isa, x, y, z Op, r int, t, u reg.VecPhysical) {
-	if isMem(y) {
-		y, z = z, y
+// ops returns the arx helpers for this instruction set at the given vector
+// width in bytes: AVX-512 narrower than ZMM is AVX-512VL.
+func (i isa) ops(width int) arx.ISA {
+	switch {
+	case i == sse:
+		return arx.SSSE3
+	case i == avx2:
+		return arx.AVX2
+	case width == 16:
+		return arx.AVX512VL128
+	case width == 32:
+		return arx.AVX512VL256
 	}
-	switch i {
-	case sse:
-		MOVO(y, t) // y may be memory: the SSE kernels keep their stack 16-byte aligned
-		PADDL(z, t)
-		MOVO(t, u)
-		PSLLL(U8(r), t)
-		PSRLL(U8(32-r), u)
-		if isMem(x) {
-			PXOR(u, t)
-			PXOR(x, t)
-			MOVO(t, x)
-		} else {
-			PXOR(t, x)
-			PXOR(u, x)
-		}
-	case avx2:
-		if isMem(y) {
-			VMOVDQU(y, t)
-			VPADDD(z, t, t)
-		} else {
-			VPADDD(z, y, t)
-		}
-		VPSLLD(U8(r), t, u)
-		VPSRLD(U8(32-r), t, t)
-		if isMem(x) {
-			VPXOR(u, t, t)
-			VPXOR(x, t, t)
-			VMOVDQU(t, x)
-		} else {
-			VPXOR(u, x, x)
-			VPXOR(t, x, x)
-		}
-	case avx512:
-		VPADDD(z, y, t)
-		VPROLD(U8(r), t, t)
-		VPXORD(t, x, x)
-	}
-}
-
-// vadd emits dst += src.
-func vadd(i isa, src Op, dst reg.VecPhysical) {
-	switch i {
-	case sse:
-		PADDL(src, dst)
-	case avx2:
-		VPADDD(src, dst, dst)
-	default:
-		VPADDD(src, dst, dst)
-	}
-}
-
-// xorStore emits the XOR of v with the input at in and stores it at out,
-// using scratch t for SSE (whose unaligned loads cannot fold into PXOR).
-func xorStore(i isa, v reg.VecPhysical, in, out Mem, t reg.VecPhysical) {
-	switch i {
-	case sse:
-		MOVOU(in, t)
-		PXOR(v, t)
-		MOVOU(t, out)
-	case avx2:
-		VPXOR(in, v, v)
-		VMOVDQU(v, out)
-	default:
-		switch v.Size() {
-		case 64:
-			VPXORD(in, v, v)
-			VMOVDQU64(v, out)
-		default:
-			VPXOR(in, v, v)
-			VMOVDQU(v, out)
-		}
-	}
-}
-
-// transpose4 emits a 4x4 transpose of 32-bit words within each 128-bit lane
-// of w0..w3, leaving word j of each input in register j, using t0..t3 as
-// scratch: afterwards w[j] lane L holds {w0[4L+j], w1[4L+j], w2[4L+j],
-// w3[4L+j]}.
-func transpose4(i isa, w [4]reg.VecPhysical, t [4]reg.VecPhysical) {
-	if i == sse {
-		MOVO(w[0], t[0])
-		PUNPCKLLQ(w[1], t[0])
-		MOVO(w[0], t[1])
-		PUNPCKHLQ(w[1], t[1])
-		MOVO(w[2], t[2])
-		PUNPCKLLQ(w[3], t[2])
-		MOVO(w[2], t[3])
-		PUNPCKHLQ(w[3], t[3])
-		MOVO(t[0], w[0])
-		PUNPCKLQDQ(t[2], w[0])
-		MOVO(t[0], w[1])
-		PUNPCKHQDQ(t[2], w[1])
-		MOVO(t[1], w[2])
-		PUNPCKLQDQ(t[3], w[2])
-		MOVO(t[1], w[3])
-		PUNPCKHQDQ(t[3], w[3])
-		return
-	}
-	VPUNPCKLDQ(w[1], w[0], t[0])
-	VPUNPCKHDQ(w[1], w[0], t[1])
-	VPUNPCKLDQ(w[3], w[2], t[2])
-	VPUNPCKHDQ(w[3], w[2], t[3])
-	VPUNPCKLQDQ(t[2], t[0], w[0])
-	VPUNPCKHQDQ(t[2], t[0], w[1])
-	VPUNPCKLQDQ(t[3], t[1], w[2])
-	VPUNPCKHQDQ(t[3], t[1], w[3])
-}
-
-// transposeLanes emits a 4x4 transpose of the 128-bit lanes of ZMM
-// registers r0..r3 into out0..out3 (out[L] = {r0[L], r1[L], r2[L], r3[L]}),
-// using u0..u3 as scratch.
-func transposeLanes(r, u, out [4]reg.VecPhysical) {
-	VSHUFI32X4(U8(0x44), r[1], r[0], u[0])
-	VSHUFI32X4(U8(0xee), r[1], r[0], u[1])
-	VSHUFI32X4(U8(0x44), r[3], r[2], u[2])
-	VSHUFI32X4(U8(0xee), r[3], r[2], u[3])
-	VSHUFI32X4(U8(0x88), u[2], u[0], out[0])
-	VSHUFI32X4(U8(0xdd), u[2], u[0], out[1])
-	VSHUFI32X4(U8(0x88), u[3], u[1], out[2])
-	VSHUFI32X4(U8(0xdd), u[3], u[1], out[3])
-}
-
-// counterLanes is the per-lane offset added to the block counter: lane k of
-// a vertical kernel computes block k.
-func counterLanes(name string, n int) Mem {
-	m := GLOBL(name, RODATA|NOPTR)
-	for k := range n {
-		DATA(4*k, U32(k))
-	}
-	return m
+	return arx.AVX512
 }
 
 // word returns the memory operand of s[i].

@@ -6,6 +6,8 @@ import (
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
+
+	"github.com/spipe-dev/spipe/asmgen/arx"
 )
 
 // spilled are the state words the SSE and AVX2 vertical kernels keep on the
@@ -20,11 +22,12 @@ var spilled = map[int]bool{3: true, 14: true}
 func genVertical(i isa) {
 	w := i.bytes()
 	n := w / 4
+	a := i.ops(w)
 	name := "xorVertical" + i.String()
-	iota := counterLanes(fmt.Sprintf("salsaLanes%d", n), n)
+	lanes := arx.LaneIndex()
 
-	// Not NOSPLIT: the SSE and AVX2 kernels have a frame of over 500 bytes,
-	// too much to borrow from the caller's stack guard.
+	// Not NOSPLIT for SSE and AVX2: their frame of over 500 bytes is too
+	// much to borrow from the caller's stack guard.
 	attr := NOSPLIT
 	if i != avx512 {
 		attr = 0
@@ -59,30 +62,30 @@ func genVertical(i isa) {
 	wslot := func(k int) Mem { return Mem{Base: base, Disp: w * k} }
 	oslot := func(k int) Mem { return Mem{Base: base, Disp: 16*w + w*k} }
 
-	// Where each state word lives during the rounds.
+	// Where each state word lives during the rounds. SSE and AVX2: words 3
+	// and 14 on the stack, word 15 in register 3, registers 14 and 15 the
+	// scratch pair. AVX-512: word k in Z k, four scratch registers so the
+	// four quarter rounds of a round use different ones.
 	var words [16]Op
-	var t, u reg.VecPhysical
-	temps := []reg.VecPhysical{}
 	for k := range 16 {
-		if i != avx512 && spilled[k] {
+		switch {
+		case i != avx512 && spilled[k]:
 			words[k] = wslot(k)
-		} else {
+		case i != avx512 && k == 15:
+			words[k] = vec(w, 3)
+		default:
 			words[k] = vec(w, k)
 		}
 	}
-	switch i {
-	case avx512:
-		for k := 16; k < 20; k++ {
-			temps = append(temps, vec(w, k))
+	var scratch [4][2]reg.VecPhysical
+	for q := range scratch {
+		if i == avx512 {
+			scratch[q] = [2]reg.VecPhysical{vec(w, 16+q), vec(w, 16+q)}
+		} else {
+			scratch[q] = [2]reg.VecPhysical{vec(w, 14), vec(w, 15)}
 		}
-	default:
-		t, u = vec(w, 14), vec(w, 15)
-		words[13] = vec(w, 13)
-		// Registers 14 and 15 are the scratch pair; words 14 and 15 need
-		// homes: word 14 is spilled, word 15 takes register 3 (word 3 is
-		// spilled too).
-		words[15] = vec(w, 3)
 	}
+	t, u := scratch[0][0], scratch[0][1]
 	ctrVec := vec(w, 20) // AVX-512 only: the counter lanes of this batch
 
 	if i == sse {
@@ -101,45 +104,45 @@ func genVertical(i isa) {
 
 	Label(name + "_batch")
 	Comment("Load the input words; word 8 is the counter of each lane's block.")
-	counterVector := func(dstv, scratch reg.VecPhysical) {
+	// counterVector sets v to the block counter plus the lane index.
+	counterVector := func(v, scratch reg.VecPhysical) {
 		switch i {
 		case sse:
-			MOVQ(ctr, dstv)
-			PSHUFL(U8(0), dstv, dstv)
-			MOVOU(iota, scratch)
-			PADDL(scratch, dstv)
+			MOVQ(ctr, v)
+			PSHUFL(U8(0), v, v)
+			MOVOU(lanes, scratch)
+			PADDL(scratch, v)
 		case avx2:
-			VMOVD(reg.EBX, dstv.AsX())
-			VPBROADCASTD(dstv.AsX(), dstv)
-			VPADDD(iota, dstv, dstv)
+			VMOVD(reg.EBX, v.AsX())
+			VPBROADCASTD(v.AsX(), v)
+			a.Add(v, lanes)
 		case avx512:
-			VPBROADCASTD(reg.EBX, dstv)
-			VPADDD(iota, dstv, dstv)
+			VPBROADCASTD(reg.EBX, v)
+			a.Add(v, lanes)
 		}
 	}
 	for k := range 16 {
 		if k == 8 {
 			continue
 		}
-		dstv, isReg := words[k].(reg.VecPhysical)
+		v, isReg := words[k].(reg.VecPhysical)
 		if !isReg {
-			dstv = t
+			v = t
 		}
-		switch i {
-		case sse:
-			MOVO(oslot(k), dstv)
-		default:
-			VPBROADCASTD(word(s, k), dstv)
+		if i == sse {
+			MOVO(oslot(k), v)
+		} else {
+			a.Broadcast(v, word(s, k), nil)
 		}
 		if !isReg {
-			vmov(i, dstv, words[k])
+			a.Store(words[k].(Mem), v)
 		}
 	}
 	if i == avx512 {
 		counterVector(ctrVec, nil)
-		VMOVDQU64(ctrVec, words[8])
+		a.Copy(vec(w, 8), ctrVec)
 	} else {
-		counterVector(words[8].(reg.VecPhysical), t)
+		counterVector(vec(w, 8), t)
 	}
 
 	MOVQ(rounds, dr)
@@ -149,10 +152,7 @@ func genVertical(i isa) {
 		for step := range 4 {
 			for q, quarter := range round {
 				x := quarterSteps(quarter)[step]
-				if i == avx512 {
-					t = temps[q]
-				}
-				arx(i, words[x[0]], words[x[1]], words[x[2]], rotations[step], t, u)
+				a.AddRotXorMem(words[x[0]], words[x[1]], words[x[2]], scratch[q][0], scratch[q][1], rotations[step])
 			}
 		}
 	}
@@ -161,27 +161,28 @@ func genVertical(i isa) {
 
 	Comment("Feed forward: add the input words.")
 	for k := range 16 {
+		v, isReg := words[k].(reg.VecPhysical)
 		switch {
 		case i == avx512 && k == 8:
-			VPADDD(ctrVec, vec(w, 8), vec(w, 8))
+			a.Add(v, ctrVec)
 		case i == avx512:
-			VPADDD_BCST(word(s, k), vec(w, k), vec(w, k))
+			a.AddBcst(v, word(s, k))
 		case k == 8:
 			counterVector(t, u)
-			vadd(i, t, words[8].(reg.VecPhysical))
-		case i == sse && !isMem(words[k]):
-			PADDL(oslot(k), words[k].(reg.VecPhysical))
+			a.Add(v, t)
+		case i == sse && isReg:
+			a.Add(v, oslot(k))
 		case i == sse:
 			MOVO(words[k], t)
-			PADDL(oslot(k), t)
+			a.Add(t, oslot(k))
 			MOVO(t, words[k])
-		case !isMem(words[k]):
-			VPBROADCASTD(word(s, k), t)
-			VPADDD(t, words[k].(reg.VecPhysical), words[k].(reg.VecPhysical))
+		case isReg:
+			a.Broadcast(t, word(s, k), nil)
+			a.Add(v, t)
 		default:
-			VPBROADCASTD(word(s, k), t)
-			VPADDD(words[k], t, t)
-			VMOVDQU(t, words[k])
+			a.Broadcast(t, word(s, k), nil)
+			a.Add(t, words[k])
+			a.Store(words[k].(Mem), t)
 		}
 	}
 
@@ -201,9 +202,7 @@ func genVertical(i isa) {
 
 	Label(name + "_done")
 	MOVL(reg.EBX, word(s, 8))
-	if i != sse {
-		VZEROUPPER()
-	}
+	a.VZeroUpper()
 	RET()
 }
 
@@ -212,102 +211,94 @@ func genVertical(i isa) {
 // With partial set, only blocks below the count in CX are read and written.
 func verticalOutput(i isa, name string, words [16]Op, partial bool) {
 	w := i.bytes()
-	dst, src, blocks := reg.RDI, reg.RDX, reg.RCX
-	suffix := "full"
-	if partial {
-		suffix = "part"
-	}
-	// emit writes bytes [off, off+width) of block b from v.
-	emit := func(v reg.VecPhysical, b, off int, t reg.VecPhysical) {
-		skip := fmt.Sprintf("%s_%s_skip_%d_%d", name, suffix, b, off)
-		if partial && b > 0 {
-			CMPQ(blocks, U8(b))
-			JBE(LabelRef(skip))
-		}
-		xorStore(i, v, Mem{Base: src, Disp: 64*b + off}, Mem{Base: dst, Disp: 64*b + off}, t)
-		if partial && b > 0 {
-			Label(skip)
-		}
-	}
+	a := i.ops(w)
 	base := reg.R10
 	wslot := func(k int) Mem { return Mem{Base: base, Disp: w * k} }
-	v := func(k int) reg.VecPhysical { return vec(w, k) }
-	four := func(a, b, c, d int) [4]reg.VecPhysical { return [4]reg.VecPhysical{v(a), v(b), v(c), v(d)} }
+	v := func(k int) reg.Register { return vec(w, k) }
+	four := func(a, b, c, d int) [4]reg.Register { return [4]reg.Register{v(a), v(b), v(c), v(d)} }
+	emit := emitter(a, name, partial)
 
 	switch i {
 	case avx512:
+		// Group g: words 4g..4g+3. After its in-lane transpose, register
+		// j of the group holds those words of blocks j, 4+j, 8+j, 12+j.
+		var groups [4][4]reg.Register
+		free := v(16)
 		for g := range 4 {
-			transpose4(i, four(4*g, 4*g+1, 4*g+2, 4*g+3), four(16, 17, 18, 19))
+			groups[g], free = a.Transpose4x4(four(4*g, 4*g+1, 4*g+2, 4*g+3), free)
 		}
-		// Register 4g+j now holds words 4g..4g+3 of blocks j, 4+j, 8+j,
-		// 12+j in its four lanes.
 		for j := range 4 {
-			out := four(24, 25, 26, 27)
-			transposeLanes(four(j, 4+j, 8+j, 12+j), four(20, 21, 22, 23), out)
+			var blocks [4]reg.Register
+			blocks, free = arx.Transpose128x4([4]reg.Register{groups[0][j], groups[1][j], groups[2][j], groups[3][j]}, free)
 			for l := range 4 {
-				emit(out[l], 4*l+j, 0, nil)
+				emit(blocks[l], 4*l+j, 0, nil)
 			}
 		}
 	case avx2:
-		// Words 0-7 are in registers 0-7 except word 3 (spilled); words
-		// 8-15 go through the stack.
+		// Words 0-7 are in registers 0-7 except word 3 (spilled, its
+		// register holds word 15); words 8-15 go through the stack.
 		for k := 8; k < 16; k++ {
-			if !isMem(words[k]) {
-				VMOVDQU(words[k], wslot(k))
+			if r, ok := words[k].(reg.Register); ok {
+				a.Store(wslot(k), r)
 			}
 		}
-		VMOVDQU(words[3], v(3))
+		a.Load(v(3), wslot(3))
 		for h := range 2 {
 			if h == 1 {
 				for k := range 8 {
-					VMOVDQU(wslot(8+k), v(k))
+					a.Load(v(k), wslot(8+k))
 				}
 			}
-			transpose4(i, four(0, 1, 2, 3), four(8, 9, 10, 11))
-			transpose4(i, four(4, 5, 6, 7), four(8, 9, 10, 11))
-			// Register j: words 8h..8h+3 of blocks j and 4+j; register 4+j:
-			// words 8h+4..8h+7 of the same blocks.
+			lo, free := a.Transpose4x4(four(0, 1, 2, 3), v(8))
+			hi, _ := a.Transpose4x4(four(4, 5, 6, 7), free)
+			// lo[j]: words 8h..8h+3 of blocks j and 4+j; hi[j]: words
+			// 8h+4..8h+7 of the same blocks.
 			for j := range 4 {
-				VPERM2I128(U8(0x20), v(4+j), v(j), v(8))
-				VPERM2I128(U8(0x31), v(4+j), v(j), v(9))
-				emit(v(8), j, 32*h, nil)
-				emit(v(9), 4+j, 32*h, nil)
+				arx.JoinLow(v(12), lo[j], hi[j])
+				arx.JoinHigh(v(13), lo[j], hi[j])
+				emit(v(12), j, 32*h, nil)
+				emit(v(13), 4+j, 32*h, nil)
 			}
 		}
 	case sse:
 		for k := 4; k < 16; k++ {
-			if !isMem(words[k]) {
-				MOVO(words[k], wslot(k))
+			if r, ok := words[k].(reg.Register); ok {
+				MOVO(r, wslot(k))
 			}
 		}
-		MOVO(words[3], v(3))
+		MOVO(wslot(3), v(3))
 		for g := range 4 {
 			if g > 0 {
 				for k := range 4 {
 					MOVO(wslot(4*g+k), v(k))
 				}
 			}
-			transpose4(i, four(0, 1, 2, 3), four(4, 5, 6, 7))
+			out, _ := a.Transpose4x4(four(0, 1, 2, 3), v(4))
 			for j := range 4 {
-				emit(v(j), j, 16*g, v(8))
+				emit(out[j], j, 16*g, v(8))
 			}
 		}
 	}
 }
 
-// vmov copies a vector between registers or to and from memory.
-func vmov(i isa, src, dst Op) {
-	switch {
-	case i == sse:
-		MOVO(src, dst)
-	case i == avx512 && (isZ(src) || isZ(dst)):
-		VMOVDQU64(src, dst)
-	default:
-		VMOVDQU(src, dst)
+// emitter returns a function that XORs v into bytes [off, off+width) of
+// block b of src and writes them to dst. With partial set it first checks
+// the block against the remaining count in CX (block 0 always exists).
+func emitter(a arx.ISA, name string, partial bool) func(v reg.Register, b, off int, t reg.Register) {
+	dst, src, blocks := reg.RDI, reg.RDX, reg.RCX
+	suffix := "full"
+	if partial {
+		suffix = "part"
 	}
-}
-
-func isZ(o Op) bool {
-	r, ok := o.(reg.VecPhysical)
-	return ok && r.Size() == 64
+	return func(v reg.Register, b, off int, t reg.Register) {
+		skip := fmt.Sprintf("%s_%s_skip_%d_%d", name, suffix, b, off)
+		if partial && b > 0 {
+			CMPQ(blocks, U8(b))
+			JBE(LabelRef(skip))
+		}
+		a.XorStore(Mem{Base: dst, Disp: 64*b + off}, Mem{Base: src, Disp: 64*b + off}, v, t)
+		if partial && b > 0 {
+			Label(skip)
+		}
+	}
 }
