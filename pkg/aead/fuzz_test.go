@@ -1,0 +1,91 @@
+package aead
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// maxFuzzLen bounds each fuzzed input, because every one of its bits is
+// flipped in turn.
+const maxFuzzLen = 300
+
+// FuzzTamper seals a message under a fuzzed suite, key, nonce and
+// additional data, checks the round trip (out of place and in place), and
+// then checks that every single-bit flip of the nonce, the ciphertext, the
+// tag or the additional data makes Open fail without writing to dst.
+func FuzzTamper(f *testing.F) {
+	for i, s := range Suites() {
+		f.Add(uint8(s), []byte{byte(i)}, []byte("nonce"), []byte("message"), []byte("header"))
+		f.Add(uint8(s), []byte{}, []byte{}, []byte{}, []byte{})
+		f.Add(uint8(s), make([]byte, 32), make([]byte, 24), make([]byte, 200), make([]byte, 17))
+	}
+	f.Fuzz(func(t *testing.T, suiteByte uint8, keySeed, nonceSeed, msg, ad []byte) {
+		suites := Suites()
+		suite := suites[int(suiteByte)%len(suites)]
+		msg, ad = truncate(msg), truncate(ad)
+		if isSecretbox(suite) {
+			ad = nil
+		}
+		var key [KeySize]byte
+		copy(key[:], keySeed)
+		a := mustNew(t, suite, key[:])
+		nonce := make([]byte, a.NonceSize())
+		copy(nonce, nonceSeed)
+
+		box := a.Seal(nil, nonce, msg, ad)
+		require.Len(t, box, len(msg)+TagSize)
+		pt, err := a.Open(nil, nonce, box, ad)
+		require.NoError(t, err)
+		assertBytes(t, msg, pt)
+		checkInPlaceRoundTrip(t, a, suite, nonce, msg, ad, box)
+
+		dst := sentinel(len(box))
+		mustFail := func(what string, i int) {
+			pt, err := a.Open(dst, nonce, box, ad)
+			if err == nil || pt != nil || !untouched(dst) {
+				t.Fatalf("%s: Open accepted a flip of %s bit %d (err %v)", suite, what, i, err)
+			}
+		}
+		for _, part := range []struct {
+			name string
+			b    []byte
+		}{{"nonce", nonce}, {"box", box}, {"additional data", ad}} {
+			for i := range 8 * len(part.b) {
+				part.b[i/8] ^= 1 << (i % 8)
+				mustFail(part.name, i)
+				part.b[i/8] ^= 1 << (i % 8)
+			}
+		}
+		if isSecretbox(suite) {
+			_, err := a.Open(nil, nonce, box, []byte{0})
+			assert.ErrorIs(t, err, ErrAdditionalData)
+		}
+		// The flips were undone: the box opens again.
+		pt, err = a.Open(nil, nonce, box, ad)
+		require.NoError(t, err)
+		assertBytes(t, msg, pt)
+	})
+}
+
+func truncate(b []byte) []byte { return b[:min(len(b), maxFuzzLen)] }
+
+// checkInPlaceRoundTrip seals and opens msg in the in-place layout of
+// suite and checks both results against the out-of-place ones.
+func checkInPlaceRoundTrip(t *testing.T, a interface {
+	Seal(dst, nonce, plaintext, additionalData []byte) []byte
+	Open(dst, nonce, ciphertext, additionalData []byte) ([]byte, error)
+}, suite Suite, nonce, msg, ad, box []byte) {
+	t.Helper()
+	buf := make([]byte, len(msg)+TagSize)
+	off := 0
+	if isSecretbox(suite) {
+		off = TagSize
+	}
+	copy(buf[off:], msg)
+	require.Equal(t, box, a.Seal(buf[:0], nonce, buf[off:off+len(msg)], ad))
+	pt, err := a.Open(buf[off:off], nonce, buf, ad)
+	require.NoError(t, err)
+	assertBytes(t, msg, pt)
+}
