@@ -75,7 +75,6 @@ func (p *pipeFlags) options(mode service.Mode) (service.Options, error) {
 		NoKeepAlive:           p.noKeepAlive,
 		ProxyProtocol:         p.proxyProtocol,
 		PidFile:               p.pidFile,
-		MetricsAddr:           p.metrics,
 		PadTo:                 p.padTo,
 	}
 	if p.target == "" {
@@ -131,6 +130,13 @@ func (p *pipeFlags) options(mode service.Mode) (service.Options, error) {
 	}
 	if p.shutdownTimeout < 0 {
 		return o, usagef("--shutdown-timeout %v: must not be negative", p.shutdownTimeout)
+	}
+	if p.metrics != "" {
+		a, err := engine.ParseAddr(p.metrics)
+		if err != nil || a.IsUnix() {
+			return o, usagef("--metrics %q: want host:port", p.metrics)
+		}
+		o.MetricsAddr = &a
 	}
 	mode64, err := strconv.ParseUint(p.socketMode, 8, 32)
 	if err != nil || mode64 > 0o777 || mode64&0o600 != 0o600 {

@@ -46,9 +46,11 @@ func run(args []string, stdin io.ReadCloser, stdout, stderr io.WriteCloser) int 
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintf(stderr, "spipe: %v\n", err)
+	// One line, always: cobra's own errors may carry suggestions on lines
+	// of their own.
+	fmt.Fprintf(stderr, "spipe: %s\n", strings.Join(strings.Fields(err.Error()), " "))
 	var ue usageError
-	if errors.As(err, &ue) {
+	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command ") {
 		return exitUsage
 	}
 	return exitFailure

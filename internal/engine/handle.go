@@ -24,7 +24,9 @@ func (f *Forwarder) Handle(ctx context.Context, raw net.Conn) error {
 	in, out, stage, err := f.open(ctx, raw)
 	closeRaw()
 	if err != nil {
-		raw.Close()
+		// Reset, so a plaintext client of "spipe connect" does not take the
+		// failure for an empty but complete answer.
+		abortConn(rawConn{raw})
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (%w)", errShutdown, err)
 		}
@@ -66,18 +68,18 @@ func (f *Forwarder) open(ctx context.Context, raw net.Conn) (in, out Conn, stage
 
 	dctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	closeIn := context.AfterFunc(ctx, func() { in.Close() })
+	closeIn := context.AfterFunc(ctx, func() { abortConn(in) })
 	defer closeIn()
 	target, err := f.Dial(dctx, in)
 	if err != nil {
-		in.Close()
+		abortConn(in)
 		return nil, nil, "dial", err
 	}
 	if f.SecureSide == SecureInbound {
 		out, ok := target.(Conn)
 		if !ok {
 			target.Close()
-			in.Close()
+			abortConn(in)
 			return nil, nil, "dial", fmt.Errorf("%T cannot half-close", target)
 		}
 		return in, out, "", nil
@@ -85,7 +87,7 @@ func (f *Forwarder) open(ctx context.Context, raw net.Conn) (in, out Conn, stage
 	out, err = f.secure(ctx, target, timeout)
 	if err != nil {
 		target.Close()
-		in.Close()
+		abortConn(in)
 		return nil, nil, "handshake", err
 	}
 	return in, out, "", nil
@@ -113,6 +115,14 @@ func (f *Forwarder) secure(ctx context.Context, c net.Conn, timeout time.Duratio
 }
 
 var noDeadline time.Time
+
+// rawConn lets abortConn take any net.Conn.
+type rawConn struct{ net.Conn }
+
+func (rawConn) CloseWrite() error { return nil }
+
+// NetConn returns the wrapped connection, so abortConn resets it.
+func (r rawConn) NetConn() net.Conn { return r.Conn }
 
 func addrString(a net.Addr) string {
 	if a == nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -115,13 +116,24 @@ func (a *aborter) abort(err error) {
 	}
 	a.first = err
 	for _, c := range a.conns {
-		// A reset, not a FIN, tells a plaintext peer the stream did not
-		// end cleanly: it must not take a cut stream for a complete one.
-		if l, ok := c.(interface{ SetLinger(int) error }); ok {
-			_ = l.SetLinger(0)
-		}
-		c.Close()
+		abortConn(c)
 	}
+}
+
+// abortConn closes c so that its peer cannot take the cut stream for a
+// complete one: a protocol connection is closed under its feet, without
+// its authenticated close, and a TCP socket is reset rather than ended
+// with a FIN.
+func abortConn(c Conn) {
+	var raw net.Conn = c
+	if nc, ok := c.(interface{ NetConn() net.Conn }); ok {
+		raw = nc.NetConn()
+	}
+	if l, ok := raw.(interface{ SetLinger(int) error }); ok {
+		_ = l.SetLinger(0)
+	}
+	raw.Close()
+	c.Close()
 }
 
 func (a *aborter) err() error {

@@ -59,5 +59,5 @@ type Options struct {
 	ProxyProtocol    bool
 
 	PidFile     string
-	MetricsAddr string
+	MetricsAddr *engine.Addr // nil: no metrics
 }

@@ -65,11 +65,11 @@ func Start(ctx context.Context, opts Options, log *slog.Logger) (_ *Service, err
 			return nil, err
 		}
 	}
-	if opts.MetricsAddr != "" {
+	if opts.MetricsAddr != nil {
 		s.metrics = metrics.New(opts.Mode.String(), engine.Reason, isFrameError)
-		s.metLn, err = net.Listen("tcp", opts.MetricsAddr)
+		s.metLn, err = engine.Listen(ctx, *opts.MetricsAddr, engine.ListenOptions{})
 		if err != nil {
-			return nil, fmt.Errorf("metrics: %w", unwrapOp(err))
+			return nil, fmt.Errorf("metrics: %w", err)
 		}
 	}
 	if opts.PidFile != "" {
@@ -213,14 +213,6 @@ func isFrameError(err error) bool {
 		}
 	}
 	return false
-}
-
-func unwrapOp(err error) error {
-	var op *net.OpError
-	if errors.As(err, &op) {
-		return fmt.Errorf("%s %s: %w", op.Op, op.Addr, op.Err)
-	}
-	return err
 }
 
 func contains(list []string, s string) bool {

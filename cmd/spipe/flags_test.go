@@ -1,0 +1,166 @@
+package main
+
+import (
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBadInvocations: every mistake on the command line or in the key
+// file is one line on stderr, "spipe: ...", with exit code 2 for the
+// command line and 1 for the rest, and nothing starts serving.
+func TestBadInvocations(t *testing.T) {
+	dir := t.TempDir()
+	key := keyFile(t)
+	short := filepath.Join(dir, "short")
+	require.NoError(t, os.WriteFile(short, []byte("0123456789abcdef0123456789abcde"), 0o600)) // 31 bytes
+	exists := filepath.Join(dir, "exists")
+	require.NoError(t, os.WriteFile(exists, []byte("keep me"), 0o600))
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer busy.Close()
+	notSock := filepath.Join(dir, "plain-file")
+	require.NoError(t, os.WriteFile(notSock, nil, 0o600))
+
+	tg := "127.0.0.1:9"
+	cases := []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"unknown flag", []string{"listen", "--frobnicate"}, 2, "unknown flag: --frobnicate"},
+		{"unknown command", []string{"lisen"}, 2, `unknown command "lisen" for "spipe" Did you mean this? listen`},
+		{"listen no source", []string{"listen", "-t", tg, "-k", key}, 2, "-s/--source is required"},
+		{"listen no target", []string{"listen", "-s", "127.0.0.1:0", "-k", key}, 2, "-t/--target is required"},
+		{"listen no key", []string{"listen", "-s", "127.0.0.1:0", "-t", tg}, 2, "-k/--key is required"},
+		{"connect no target", []string{"connect", "-k", key}, 2, "-t/--target is required"},
+		{"connect two keys", []string{"connect", "-t", tg, "-k", key, "-k", key}, 2, "connect takes one key"},
+		{"stray argument", []string{"listen", "extra", "-s", ":0", "-t", tg, "-k", key}, 2, "accepts 0 arg(s), received 1"},
+		{"address without port", []string{"listen", "-s", "localhost", "-t", tg, "-k", key}, 2, `-s/--source: address "localhost": want host:port`},
+		{"v6 without brackets", []string{"listen", "-s", "::1:80", "-t", tg, "-k", key}, 2, `-s/--source: address "::1:80"`},
+		{"relative socket", []string{"listen", "-s", "run/x.sock", "-t", tg, "-k", key}, 2, "Unix-socket paths must be absolute"},
+		{"bad port", []string{"listen", "-s", ":0", "-t", "127.0.0.1:70000", "-k", key}, 2, `port "70000" is not a number from 0 to 65535`},
+		{"target port 0", []string{"listen", "-s", ":0", "-t", "127.0.0.1:0", "-k", key}, 2, "port 0 cannot be dialled"},
+		{"bad bind", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "-b", "example.com"}, 2, `-b/--bind: source address "example.com"`},
+		{"bad cipher", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--cipher", "rot13"}, 2, `--cipher: spipe: unknown cipher suite "rot13"`},
+		{"pfs contradiction", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--no-pfs", "--require-pfs"}, 2, "--no-pfs and --require-pfs contradict each other"},
+		{"max conns 0", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--max-conns", "0"}, 2, "--max-conns 0: must be at least 1"},
+		{"max conns not a number", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--max-conns", "many"}, 2, `invalid argument "many" for "--max-conns"`},
+		{"handshake timeout 0", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--handshake-timeout", "0s"}, 2, "--handshake-timeout 0s: must be positive"},
+		{"bad duration", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--idle-timeout", "soon"}, 2, `invalid argument "soon" for "--idle-timeout"`},
+		{"negative idle", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--idle-timeout", "-1s"}, 2, "--idle-timeout -1s: must not be negative"},
+		{"bad socket mode", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--socket-mode", "999"}, 2, `--socket-mode "999"`},
+		{"bad pad", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--pad", "-5"}, 2, "--pad -5: want 0 to 65536"},
+		{"bad log level", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--log-level", "loud"}, 2, `--log-level "loud": want debug, info, warn or error`},
+		{"bad log format", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--log-format", "xml"}, 2, `--log-format "xml": want text or json`},
+		{"stdin key without -s", []string{"connect", "-t", tg, "-k", "-"}, 1, "-k - needs -s: without -s, standard input carries the connection"},
+		{"missing key file", []string{"listen", "-s", ":0", "-t", tg, "-k", filepath.Join(dir, "nope")}, 1, "key file " + filepath.Join(dir, "nope") + ": no such file"},
+		{"key file is a directory", []string{"listen", "-s", ":0", "-t", tg, "-k", dir}, 1, "key file " + dir + ": is a directory"},
+		{"key file too short", []string{"listen", "-s", ":0", "-t", tg, "-k", short}, 1, "key file " + short + " is too short: a key needs at least 32 bytes"},
+		{"second key file missing", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "-k", filepath.Join(dir, "gone")}, 1, "key file " + filepath.Join(dir, "gone") + ": no such file"},
+		{"key on stdin too short", []string{"listen", "-s", ":0", "-t", tg, "-k", "-"}, 1, "key on standard input is too short"},
+		{"address in use", []string{"listen", "-s", busy.Addr().String(), "-t", tg, "-k", key}, 1, "listen on " + busy.Addr().String() + ": address already in use"},
+		{"metrics address in use", []string{"listen", "-s", "127.0.0.1:0", "-t", tg, "-k", key, "--metrics", busy.Addr().String()}, 1, "metrics: listen on " + busy.Addr().String() + ": address already in use"},
+		{"bad metrics address", []string{"listen", "-s", "127.0.0.1:0", "-t", tg, "-k", key, "--metrics", "9100"}, 2, `--metrics "9100": want host:port`},
+		{"socket path not a socket", []string{"listen", "-s", notSock, "-t", tg, "-k", key}, 1, "listen on " + notSock + ": file exists and is not a socket"},
+		{"unwritable pidfile", []string{"listen", "-s", "127.0.0.1:0", "-t", tg, "-k", key, "--pidfile", filepath.Join(dir, "no", "such", "dir", "pid")}, 1, "pidfile " + filepath.Join(dir, "no", "such", "dir", "pid")},
+		{"keygen exists", []string{"keygen", exists}, 1, "key file " + exists + " exists (use --force to overwrite it)"},
+		{"keygen no file", []string{"keygen"}, 2, "keygen: accepts 1 arg(s), received 0"},
+		{"bench bad size", []string{"bench", "--size", "1"}, 2, "--size 1: want 64 to"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(spipeBin, tc.args...)
+			cmd.Stdin = strings.NewReader("too short") // for -k -
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			var ee *exec.ExitError
+			require.ErrorAs(t, err, &ee, "exit 0; stderr %q", stderr.String())
+			assert.Equal(t, tc.code, ee.ExitCode(), "stderr %q", stderr.String())
+			lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
+			assert.Len(t, lines, 1, "want one line on stderr, got %q", stderr.String())
+			assert.True(t, strings.HasPrefix(lines[0], "spipe: "), "%q", lines[0])
+			assert.Contains(t, lines[0], tc.msg)
+			assert.NotContains(t, stderr.String(), "msg=serving")
+			assert.Empty(t, stdout.String())
+		})
+	}
+	b, err := os.ReadFile(exists)
+	require.NoError(t, err)
+	assert.Equal(t, "keep me", string(b), "keygen overwrote a file without --force")
+}
+
+func TestKeygen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "k")
+	out, err := exec.Command(spipeBin, "keygen", path).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	first, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Regexp(t, `^[0-9a-f]{64}\n$`, string(first))
+
+	out, err = exec.Command(spipeBin, "keygen", "--force", path).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	second, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Regexp(t, `^[0-9a-f]{64}\n$`, string(second))
+	assert.NotEqual(t, first, second, "--force wrote the same key again")
+}
+
+func TestVersion(t *testing.T) {
+	out, err := exec.Command(spipeBin, "version").Output()
+	require.NoError(t, err)
+	assert.Regexp(t, `(?m)^spipe \S+\ngo go1\.\S+ \w+/\w+\nchacha20 kernel: (avx512|avx2|ssse3|generic)\nsalsa20 kernel: (avx512|avx2|ssse3|generic)\n$`, string(out))
+}
+
+func TestBench(t *testing.T) {
+	cmd := exec.Command(spipeBin, "bench", "--time", "5ms", "--size", "4096")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), stderr.String())
+	assert.Contains(t, stderr.String(), "\rbench  1/", "no progress line")
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	require.Greater(t, len(lines), 6)
+	assert.Regexp(t, `^CIPHER\s+MEASURE\s+KERNEL\s+MB/s$`, lines[0])
+	for _, want := range []string{"chacha20", "chacha8", "salsa20", "ChaCha20-Poly1305", "XSalsa20-Poly1305"} {
+		assert.Regexp(t, `(?m)^`+regexpQuote(want)+`\s+(keystream|aead seal)\s+\w+\s+[1-9]\d*$`, stdout.String())
+	}
+}
+
+func TestHelpHasExamples(t *testing.T) {
+	for _, sub := range []string{"listen", "connect", "keygen", "version", "bench"} {
+		out, err := exec.Command(spipeBin, sub, "--help").Output()
+		require.NoError(t, err, sub)
+		assert.Contains(t, string(out), "Examples:", sub)
+	}
+}
+
+func TestCompletion(t *testing.T) {
+	out, err := exec.Command(spipeBin, "completion", "bash").Output()
+	require.NoError(t, err)
+	assert.Contains(t, string(out), "__start_spipe")
+}
+
+func TestManPages(t *testing.T) {
+	dir := t.TempDir()
+	out, err := exec.Command(spipeBin, "man", dir).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	page, err := os.ReadFile(filepath.Join(dir, "spipe-listen.1"))
+	require.NoError(t, err)
+	assert.Contains(t, string(page), `.TH "SPIPE"`)
+	assert.Contains(t, string(page), "--handshake-timeout")
+}
+
+func regexpQuote(s string) string {
+	return strings.NewReplacer(".", `\.`, "-", `\-`, "/", `\/`).Replace(s)
+}
