@@ -17,7 +17,12 @@
 // Every AEAD here takes a 32-byte key and adds a 16-byte tag. The tag is
 // compared in constant time, and Open verifies it over the ciphertext
 // before decrypting anything, so a failed Open never writes plaintext to
-// dst. Seal and Open allocate nothing when dst has room for the result.
+// dst. Seal and Open allocate nothing when dst has room for the result, and
+// an AEAD holds only its key, so one value may be used from any number of
+// goroutines at once.
+//
+// Large messages are processed in 16 KiB chunks: Seal encrypts a chunk and
+// authenticates it while it is still in cache, so memory is streamed once.
 //
 // A nonce must never repeat under one key: a repeat reveals the XOR of two
 // plaintexts and lets an attacker forge messages. Use a counter (see
