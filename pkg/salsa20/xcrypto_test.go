@@ -101,7 +101,7 @@ func TestDifferentialSalsa8(t *testing.T) {
 			if keySize == salsa20.KeySize128 {
 				constants, k2 = "expand 16-byte k", key
 			}
-			var want []byte
+			want := make([]byte, 0, n+64)
 			for b := counter; len(want) < n; b++ {
 				var in, out [64]byte
 				copy(in[0:], constants[0:4])
