@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -224,10 +223,4 @@ func roundTrip(t *testing.T, c *net.TCPConn, msg []byte) []byte {
 	require.NoError(t, err)
 	require.NoError(t, <-errc)
 	return got
-}
-
-func ctxTimeout(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
 }

@@ -46,20 +46,21 @@ func (f *Forwarder) pipe(ctx context.Context, in, out Conn) (up, down int64, err
 		defer idle.stop()
 	}
 
-	upDone := make(chan error, 1)
+	// Each direction aborts both at once on its own error: the other one
+	// may be blocked in a Read that only the close ends.
+	upDone := make(chan struct{})
 	go func() {
+		defer close(upDone)
 		var err error
-		up, err = f.copyHalf(out, in, true, idle)
-		upDone <- err
+		if up, err = f.copyHalf(out, in, true, idle); err != nil {
+			ab.abort(err)
+		}
 	}()
 	var downErr error
-	down, downErr = f.copyHalf(in, out, false, idle)
-	if downErr != nil {
+	if down, downErr = f.copyHalf(in, out, false, idle); downErr != nil {
 		ab.abort(downErr)
 	}
-	if upErr := <-upDone; upErr != nil {
-		ab.abort(upErr)
-	}
+	<-upDone
 	in.Close()
 	out.Close()
 	return up, down, ab.err()
