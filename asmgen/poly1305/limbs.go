@@ -1,0 +1,140 @@
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// loadH44 reads h (radix 2^64, h[2] <= 5) and splits it into 44-bit limbs
+// l0, l1 < 2^44 and l2 < 2^44 in general registers.
+func loadH44(hp Mem) (l0, l1, l2 GPVirtual) {
+	h0, h1 := GP64(), GP64()
+	l0, l1, l2 = GP64(), GP64(), GP64()
+	MOVQ(hp, h0)
+	MOVQ(hp.Offset(8), h1)
+	MOVQ(hp.Offset(16), l2)
+	mask := GP64()
+	MOVQ(U64(1<<44-1), mask)
+	MOVQ(h0, l0)
+	ANDQ(mask, l0)
+	MOVQ(h0, l1)
+	SHRQ(U8(44), h1, l1) // l1 = h0>>44 | h1<<20
+	ANDQ(mask, l1)
+	SHLQ(U8(40), l2)
+	SHRQ(U8(24), h1)
+	ORQ(h1, l2) // l2 = h1>>24 | h2<<40
+	return
+}
+
+// storeH44 carries 44-bit limbs l0, l1, l2 (each below 2^60) completely,
+// folding bits 130 and up back times 5, and writes them to h in radix
+// 2^64 with h[2] <= 4.
+func storeH44(hp Mem, l0, l1, l2 GPVirtual) {
+	mask, c := GP64(), GP64()
+	MOVQ(U64(1<<44-1), mask)
+	carry := func(from, to GPVirtual) {
+		MOVQ(from, c)
+		SHRQ(U8(44), c)
+		ANDQ(mask, from)
+		ADDQ(c, to)
+	}
+	carry(l0, l1)
+	carry(l1, l2)
+	// bits 130 and up of l2 (bit 42 of the limb) times 5 into l0
+	MOVQ(l2, c)
+	SHRQ(U8(42), c)
+	SHRQ(U8(2), mask) // 2^42 - 1
+	ANDQ(mask, l2)
+	LEAQ(Mem{Base: c, Index: c, Scale: 4}, c)
+	ADDQ(c, l0)
+	SHLQ(U8(2), mask)
+	ORQ(U8(3), mask) // 2^44 - 1 again
+	carry(l0, l1)
+	carry(l1, l2)
+	// pack: h0 = l0 | l1<<44, h1 = l1>>20 | l2<<24, h2 = l2>>40
+	t := GP64()
+	MOVQ(l1, t)
+	SHLQ(U8(44), t)
+	ORQ(l0, t)
+	MOVQ(t, hp)
+	MOVQ(l2, t)
+	SHLQ(U8(24), t)
+	SHRQ(U8(20), l1)
+	ORQ(l1, t)
+	MOVQ(t, hp.Offset(8))
+	SHRQ(U8(40), l2)
+	MOVQ(l2, hp.Offset(16))
+}
+
+// loadH26 reads h (radix 2^64, h[2] <= 5) and splits it into 26-bit limbs
+// (the top one below 2^27) in general registers.
+func loadH26(hp Mem) [5]GPVirtual {
+	h0, h1, h2 := GP64(), GP64(), GP64()
+	MOVQ(hp, h0)
+	MOVQ(hp.Offset(8), h1)
+	MOVQ(hp.Offset(16), h2)
+	var l [5]GPVirtual
+	for i := range l {
+		l[i] = GP64()
+	}
+	mask := GP64()
+	MOVQ(U32(1<<26-1), mask)
+	MOVQ(h0, l[0])
+	ANDQ(mask, l[0])
+	MOVQ(h0, l[1])
+	SHRQ(U8(26), l[1])
+	ANDQ(mask, l[1])
+	MOVQ(h0, l[2])
+	SHRQ(U8(52), h1, l[2]) // h0>>52 | h1<<12
+	ANDQ(mask, l[2])
+	MOVQ(h1, l[3])
+	SHRQ(U8(14), l[3])
+	ANDQ(mask, l[3])
+	MOVQ(h1, l[4])
+	SHRQ(U8(40), l[4])
+	SHLQ(U8(24), h2)
+	ORQ(h2, l[4])
+	return l
+}
+
+// storeH26 carries 26-bit limbs (each below 2^60) completely, folding bits
+// 130 and up back times 5, and writes them to h in radix 2^64, h[2] <= 4.
+func storeH26(hp Mem, l [5]GPVirtual) {
+	mask, c := GP64(), GP64()
+	MOVQ(U32(1<<26-1), mask)
+	carry := func(i int) {
+		MOVQ(l[i], c)
+		SHRQ(U8(26), c)
+		ANDQ(mask, l[i])
+		ADDQ(c, l[i+1])
+	}
+	for i := range 4 {
+		carry(i)
+	}
+	MOVQ(l[4], c)
+	SHRQ(U8(26), c)
+	ANDQ(mask, l[4])
+	LEAQ(Mem{Base: c, Index: c, Scale: 4}, c)
+	ADDQ(c, l[0])
+	for i := range 4 {
+		carry(i)
+	}
+	// h0 = l0 | l1<<26 | l2<<52; h1 = l2>>12 | l3<<14 | l4<<40; h2 = l4>>24
+	t := GP64()
+	SHLQ(U8(26), l[1])
+	ORQ(l[1], l[0])
+	MOVQ(l[2], t)
+	SHLQ(U8(52), t)
+	ORQ(t, l[0])
+	MOVQ(l[0], hp)
+	SHRQ(U8(12), l[2])
+	SHLQ(U8(14), l[3])
+	ORQ(l[3], l[2])
+	MOVQ(l[4], t)
+	SHLQ(U8(40), t)
+	ORQ(t, l[2])
+	MOVQ(l[2], hp.Offset(8))
+	SHRQ(U8(24), l[4])
+	MOVQ(l[4], hp.Offset(16))
+}

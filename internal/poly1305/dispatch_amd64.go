@@ -1,0 +1,69 @@
+//go:build gc && !purego
+
+package poly1305
+
+import "golang.org/x/sys/cpu"
+
+//go:generate sh -c "cd ../../asmgen && go run ./poly1305 -out ../internal/poly1305/poly1305_amd64.s -stubs ../internal/poly1305/poly1305_stubs_amd64.go -pkg poly1305"
+
+// The kernels' "Requires:" lines in poly1305_amd64.s list the extensions
+// each uses; these gates cover them. x/sys/cpu reports AVX and AVX-512 only
+// when the OS saves the wider registers, so no separate OS check.
+func init() {
+	supported[kernelScalar] = true
+	supported[kernelAVX2] = cpu.X86.HasAVX && cpu.X86.HasAVX2
+	supported[kernelIFMA] = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL &&
+		cpu.X86.HasAVX512IFMA && supported[kernelAVX2]
+	selectBest()
+}
+
+// Below these lengths the vector kernels lose to the scalar one: building
+// the table of powers and combining the lanes cost a fixed amount per
+// message (measured by BenchmarkPoly1305).
+const (
+	ifmaMinBytes = 256
+	avx2MinBytes = 256
+)
+
+// maxCallBytes bounds one assembly call so that a goroutine reaches a
+// preemption point every few microseconds.
+const maxCallBytes = 64 * 1024
+
+// updateBlocks absorbs whole blocks of msg (len(msg) a multiple of 16): the
+// vector kernel takes whole groups of its width, the scalar one the rest.
+func updateBlocks(st *state, tab *table, msg []byte) {
+	switch active {
+	case kernelIFMA:
+		if len(msg) >= ifmaMinBytes {
+			if tab.kind != tableIFMA {
+				tab.buildIFMA(st.r)
+			}
+			for len(msg) >= ifmaStride {
+				n := min(len(msg), maxCallBytes) &^ (ifmaStride - 1)
+				polyIFMA(&st.h, &tab.v, msg[:n])
+				msg = msg[n:]
+			}
+		}
+		polyScalar(&st.h, &st.r, msg)
+	case kernelAVX2:
+		if len(msg) >= avx2MinBytes {
+			if tab.kind != tableAVX2 {
+				tab.buildAVX2(st.r)
+			}
+			for len(msg) >= avx2Stride {
+				n := min(len(msg), maxCallBytes) &^ (avx2Stride - 1)
+				polyAVX2(&st.h, &tab.v, msg[:n])
+				msg = msg[n:]
+			}
+		}
+		polyScalar(&st.h, &st.r, msg)
+	case kernelScalar:
+		for len(msg) > 0 {
+			n := min(len(msg), maxCallBytes)
+			polyScalar(&st.h, &st.r, msg[:n])
+			msg = msg[n:]
+		}
+	default:
+		blocksGeneric(st, msg)
+	}
+}
