@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# make e2e: spipe against programs nobody here wrote, on loopback only.
+#   1. a real sshd (private config, throwaway host and user keys) reached
+#      with ssh -o ProxyCommand='spipe connect ...' through a spipe listen,
+#      running commands and moving 20 MB through the session;
+#   2. curl fetching a 100 MB file from python3 -m http.server through a
+#      spipe connect / spipe listen pair, checksum compared.
+# Needs sshd (openssh-server), ssh, curl and python3. Everything started
+# here is stopped on exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+GO=${GO:-go}
+BIN=${BIN:-bin/spipe}
+SSHD=${SSHD:-$(command -v sshd || echo /usr/sbin/sshd)}
+
+for tool in "$SSHD" ssh ssh-keygen curl python3 sha256sum; do
+  command -v "$tool" >/dev/null || { echo "e2e: $tool not found (apt-get install openssh-server curl)" >&2; exit 1; }
+done
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/spipe-e2e.XXXXXX")
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+fail() {
+  echo "e2e FAILED: $*" >&2
+  for f in "$work"/*.log; do echo "--- $f" >&2; cat "$f" >&2; done
+  exit 1
+}
+
+echo "== building $BIN"
+mkdir -p "$(dirname "$BIN")"
+$GO build -o "$BIN" ./cmd/spipe
+$GO build -o "$work/pipecheck" ./internal/tools/pipecheck
+BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
+check="$work/pipecheck"
+port() { "$check" freeport; }
+"$BIN" keygen "$work/key"
+
+# --- 1. sshd through spipe ------------------------------------------------
+echo "== sshd through spipe"
+ssh-keygen -q -t ed25519 -N '' -f "$work/host_key"
+ssh-keygen -q -t ed25519 -N '' -f "$work/user_key"
+cp "$work/user_key.pub" "$work/authorized_keys"
+chmod 600 "$work/authorized_keys"
+sshd_port=$(port)
+cat >"$work/sshd_config" <<CONF
+Port $sshd_port
+ListenAddress 127.0.0.1
+HostKey $work/host_key
+PidFile $work/sshd.pid
+AuthorizedKeysFile $work/authorized_keys
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+PermitRootLogin prohibit-password
+LogLevel ERROR
+CONF
+if [ "$(id -u)" = 0 ]; then mkdir -p /run/sshd && chmod 0755 /run/sshd; fi
+"$SSHD" -D -e -f "$work/sshd_config" 2>"$work/sshd.log" & pids+=($!)
+lsn_ssh=$(port)
+"$BIN" listen -s "127.0.0.1:$lsn_ssh" -t "127.0.0.1:$sshd_port" -k "$work/key" 2>"$work/listen-ssh.log" & pids+=($!)
+"$check" wait -c "127.0.0.1:$sshd_port" || fail "sshd did not start"
+"$check" wait -c "127.0.0.1:$lsn_ssh" || fail "spipe listen did not start"
+
+ssh_run() {
+  ssh -F /dev/null -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
+    -o LogLevel=ERROR -o ConnectTimeout=20 -i "$work/user_key" \
+    -o ProxyCommand="$BIN connect -t 127.0.0.1:$lsn_ssh -k $work/key --log-level warn" \
+    "$(id -un)@spipe-e2e" "$@" 2>>"$work/ssh.log"
+}
+out=$(ssh_run 'echo hello from sshd; echo "user=$(id -un)"') || fail "ssh through spipe"
+[ "$(echo "$out" | head -1)" = "hello from sshd" ] || fail "ssh output: $out"
+echo "   ssh ran a command: $(echo "$out" | tr '\n' ' ')"
+head -c 20000000 /dev/urandom >"$work/upload.bin"
+want=$(sha256sum <"$work/upload.bin" | cut -d' ' -f1)
+got=$(ssh_run 'sha256sum' <"$work/upload.bin" | cut -d' ' -f1) || fail "ssh upload"
+[ "$got" = "$want" ] || fail "20 MB through ssh: sha256 $got, want $want"
+echo "   20 MB through the ssh session: sha256 matches"
+
+# --- 2. curl through spipe ------------------------------------------------
+echo "== curl through spipe connect/listen from python3 -m http.server"
+mkdir -p "$work/www"
+head -c 100000000 /dev/urandom >"$work/www/big.bin"
+want=$(sha256sum <"$work/www/big.bin" | cut -d' ' -f1)
+http_port=$(port)
+python3 -m http.server --bind 127.0.0.1 --directory "$work/www" "$http_port" >"$work/http.log" 2>&1 & pids+=($!)
+lsn_http=$(port)
+con_http=$(port)
+"$BIN" listen -s "127.0.0.1:$lsn_http" -t "127.0.0.1:$http_port" -k "$work/key" 2>"$work/listen-http.log" & pids+=($!)
+"$BIN" connect -s "127.0.0.1:$con_http" -t "127.0.0.1:$lsn_http" -k "$work/key" 2>"$work/connect-http.log" & pids+=($!)
+for p in "$http_port" "$lsn_http" "$con_http"; do "$check" wait -c "127.0.0.1:$p" || fail "port $p did not open"; done
+curl -fsS --max-time 120 -o "$work/got.bin" -w '   curl: %{size_download} bytes at %{speed_download} B/s\n' \
+  "http://127.0.0.1:$con_http/big.bin" || fail "curl through spipe"
+got=$(sha256sum <"$work/got.bin" | cut -d' ' -f1)
+[ "$got" = "$want" ] || fail "100 MB through curl: sha256 $got, want $want"
+echo "   100 MB via curl: sha256 matches"
+echo "e2e OK"
