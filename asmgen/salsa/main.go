@@ -4,8 +4,9 @@
 //
 //	func(s *[16]uint32, rounds int, dst, src *byte, blocks int)
 //
-// It XORs blocks 64-byte key stream blocks into dst, starting at the block
-// counter in s[8], and stores s[8]+blocks (mod 2^32) back. It never touches
+// (the vertical ones also take pre after s, see genVertical). It XORs
+// blocks 64-byte key stream blocks into dst, starting at the block counter
+// in s[8], and stores s[8]+blocks (mod 2^32) back. It never touches
 // s[9]: the Go caller splits calls where s[8] wraps. blocks may be any
 // positive count; a kernel reads and writes whole blocks only, never past
 // dst[:64*blocks] or src[:64*blocks].

@@ -20,14 +20,23 @@ type rawKernel struct {
 	supported bool
 }
 
+// withFirstRound gives a vertical kernel the shape of the others, passing
+// it firstRound's precomputation as the dispatcher does.
+func withFirstRound(v verticalFunc) kernelFunc {
+	return func(s *[16]uint32, rounds int, dst, src *byte, blocks int) {
+		pre := firstRound(s)
+		v(s, &pre, rounds, dst, src, blocks)
+	}
+}
+
 func rawKernels() []rawKernel {
 	avx512 := cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL
 	return []rawKernel{
-		{"xorVerticalSSSE3", xorVerticalSSSE3, true},
+		{"xorVerticalSSSE3", withFirstRound(xorVerticalSSSE3), true},
 		{"xorHorizontalSSSE3x1", xorHorizontalSSSE3x1, true},
-		{"xorVerticalAVX2", xorVerticalAVX2, cpu.X86.HasAVX2},
+		{"xorVerticalAVX2", withFirstRound(xorVerticalAVX2), cpu.X86.HasAVX2},
 		{"xorHorizontalAVX2x2", xorHorizontalAVX2x2, cpu.X86.HasAVX2},
-		{"xorVerticalAVX512", xorVerticalAVX512, avx512},
+		{"xorVerticalAVX512", withFirstRound(xorVerticalAVX512), avx512},
 		{"xorHorizontalAVX512x1", xorHorizontalAVX512x1, avx512},
 		{"xorHorizontalAVX512x4", xorHorizontalAVX512x4, avx512},
 	}

@@ -19,46 +19,88 @@ func init() {
 	register(impl{name: "avx512", xor: xorAVX512, supported: cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL})
 }
 
-// kernelFunc is the shape of every generated kernel: blocks > 0 whole
+// kernelFunc is the shape of the diagonal-layout kernels: blocks > 0 whole
 // blocks from src to dst, counter in s[8].
 type kernelFunc func(s *[16]uint32, rounds int, dst, src *byte, blocks int)
 
-// split runs the first full*batch blocks on the vertical kernel and the
-// rest on short when at most shortMax remain; a longer remainder is cheaper
-// as one more (partial) vertical batch.
-func split(s *State, rounds int, dst, src []byte, batch, shortMax int, vertical, short kernelFunc) {
+// verticalFunc is the shape of the vertical kernels, which also take the
+// counter-independent part of the first round (see firstRound).
+type verticalFunc func(s, pre *[16]uint32, rounds int, dst, src *byte, blocks int)
+
+// firstRound returns the outputs of the three quarter rounds of the first
+// column round that do not read the block counter (word 8): they are the
+// same for every block, so the vertical kernels start from them. Words 0, 4,
+// 8 and 12 are left zero; the kernels take those from s.
+func firstRound(s *State) (pre State) {
+	pre[5], pre[9], pre[13], pre[1] = quarterRound(s[5], s[9], s[13], s[1])
+	pre[10], pre[14], pre[2], pre[6] = quarterRound(s[10], s[14], s[2], s[6])
+	pre[15], pre[3], pre[7], pre[11] = quarterRound(s[15], s[3], s[7], s[11])
+	return pre
+}
+
+// plan splits n > 0 blocks between a tier's vertical kernel (batches of
+// batch blocks) and its diagonal one: the diagonal kernel takes a remainder
+// of at most shortMax blocks, and a longer one is cheaper as one more,
+// partial, vertical batch. The kernels are then called directly (not
+// through function values) so that firstRound's result stays on the stack.
+func plan(n, batch, shortMax int) (vertical, short int) {
+	rem := n % batch
+	if rem == 0 || rem > shortMax {
+		return n, 0
+	}
+	return n - rem, rem
+}
+
+func xorSSSE3(s *State, rounds int, dst, src []byte) {
 	n := len(src) / BlockSize
 	if n == 0 {
 		return
 	}
 	_ = dst[len(src)-1] // the kernels write len(src) bytes of dst
-	rem := n % batch
-	if rem == 0 || rem > shortMax {
-		vertical(s, rounds, &dst[0], &src[0], n)
-		return
+	v, short := plan(n, 4, 2)
+	if v > 0 {
+		pre := firstRound(s)
+		xorVerticalSSSE3(s, &pre, rounds, &dst[0], &src[0], v)
 	}
-	if full := n - rem; full > 0 {
-		vertical(s, rounds, &dst[0], &src[0], full)
-		dst, src = dst[full*BlockSize:], src[full*BlockSize:]
+	if short > 0 {
+		xorHorizontalSSSE3x1(s, rounds, &dst[v*BlockSize], &src[v*BlockSize], short)
 	}
-	short(s, rounds, &dst[0], &src[0], rem)
-}
-
-func xorSSSE3(s *State, rounds int, dst, src []byte) {
-	split(s, rounds, dst, src, 4, 2, xorVerticalSSSE3, xorHorizontalSSSE3x1)
 }
 
 func xorAVX2(s *State, rounds int, dst, src []byte) {
-	split(s, rounds, dst, src, 8, 2, xorVerticalAVX2, xorHorizontalAVX2x2)
+	n := len(src) / BlockSize
+	if n == 0 {
+		return
+	}
+	_ = dst[len(src)-1]
+	v, short := plan(n, 8, 2)
+	if v > 0 {
+		pre := firstRound(s)
+		xorVerticalAVX2(s, &pre, rounds, &dst[0], &src[0], v)
+	}
+	if short > 0 {
+		xorHorizontalAVX2x2(s, rounds, &dst[v*BlockSize], &src[v*BlockSize], short)
+	}
 }
 
 func xorAVX512(s *State, rounds int, dst, src []byte) {
-	if len(src) == BlockSize {
+	n := len(src) / BlockSize
+	if n == 0 {
+		return
+	}
+	_ = dst[len(src)-1]
+	if n == 1 {
 		// The lone block of a short message or a partial tail: the XMM
 		// kernel avoids waking the 512-bit units for it.
-		_ = dst[len(src)-1]
 		xorHorizontalAVX512x1(s, rounds, &dst[0], &src[0], 1)
 		return
 	}
-	split(s, rounds, dst, src, 16, 4, xorVerticalAVX512, xorHorizontalAVX512x4)
+	v, short := plan(n, 16, 4)
+	if v > 0 {
+		pre := firstRound(s)
+		xorVerticalAVX512(s, &pre, rounds, &dst[0], &src[0], v)
+	}
+	if short > 0 {
+		xorHorizontalAVX512x4(s, rounds, &dst[v*BlockSize], &src[v*BlockSize], short)
+	}
 }
