@@ -118,3 +118,11 @@ test-qemu:
 	    [ $$status -eq 0 ] || { echo "FAIL: $$pkg on $${m%%:*}"; exit 1; }; \
 	  done; \
 	done
+
+# Our ChaCha20 against OpenSSL (AVX-512, and AVX2 with AVX-512 masked off)
+# and x/crypto, pinned to one core, medians of BENCHCOUNT interleaved runs;
+# then the Salsa20 rows. Not part of `make test`: it takes minutes.
+.PHONY: bench-compare
+bench-compare:
+	GO=$(GO) BENCHCOUNT=$(BENCHCOUNT) bash scripts/bench-compare.sh
+	@if [ -f scripts/bench-salsa.sh ]; then GO=$(GO) BENCHCOUNT=$(BENCHCOUNT) bash scripts/bench-salsa.sh; fi

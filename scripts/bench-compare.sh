@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# ChaCha20 rows of `make bench-compare`: our ChaCha20 (pkg/chacha20, the path
+# dispatch picks) against OpenSSL's `openssl speed -evp chacha20` and
+# x/crypto's chacha20, and our AVX2 kernel forced against OpenSSL with
+# AVX-512 masked off, at 64 B, 256 B, 1 KiB, 8 KiB and 64 KiB. Everything is
+# pinned to one core and interleaved round by round, so load from other
+# processes hits every contender alike; the table shows medians of
+# BENCHCOUNT runs and the ratios of those medians. OpenSSL's figures are
+# written as Go benchmark lines next to ours in BENCHOUT, so benchstat reads
+# all of them.
+#
+# Environment: GO (go), BENCHCOUNT (6), BENCHTIME (300ms), OPENSSL_SECONDS
+# (1), BENCH_CPU (the core to pin to, default 1), BENCHOUT (a fresh
+# temporary directory).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+GO=${GO:-go}
+count=${BENCHCOUNT:-6}
+benchtime=${BENCHTIME:-300ms}
+osecs=${OPENSSL_SECONDS:-1}
+cpu=${BENCH_CPU:-1}
+out=${BENCHOUT:-$(mktemp -d)}
+mkdir -p "$out"
+pin=()
+if command -v taskset >/dev/null 2>&1; then
+  pin=(taskset -c "$cpu")
+fi
+command -v openssl >/dev/null || { echo "bench-compare needs openssl (apt-get install openssl)" >&2; exit 1; }
+
+"$GO" test -c -o "$out/chacha20.test" ./pkg/chacha20
+"$GO" test -c -o "$out/chachacore.test" ./internal/chachacore
+
+sizes='64B|256B|1KiB|8KiB|64KiB'
+declare -A bytes=([64B]=64 [256B]=256 [1KiB]=1024 [8KiB]=8192 [64KiB]=65536)
+
+# openssl_bench NAME [ia32cap]: one `openssl speed` run per size, written as
+# "BenchmarkOpenSSL/NAME/SIZE 1 <ns> ns/op <MB/s> MB/s" lines. -elapsed makes
+# it report wall time, as Go does; -mr prints "+F:...:<bytes per second>".
+openssl_bench() {
+  local name=$1 cap=${2-}
+  for s in 64B 256B 1KiB 8KiB 64KiB; do
+    local n=${bytes[$s]} bps
+    if [ -n "$cap" ]; then
+      bps=$(OPENSSL_ia32cap="$cap" "${pin[@]}" openssl speed -elapsed -mr -seconds "$osecs" -bytes "$n" -evp chacha20 2>/dev/null | awk -F: '/^\+F:/ { print $4 }')
+    else
+      bps=$("${pin[@]}" openssl speed -elapsed -mr -seconds "$osecs" -bytes "$n" -evp chacha20 2>/dev/null | awk -F: '/^\+F:/ { print $4 }')
+    fi
+    awk -v name="$name" -v s="$s" -v n="$n" -v bps="$bps" \
+      'BEGIN { printf "BenchmarkOpenSSL/%s/%s 1 %.1f ns/op %.2f MB/s\n", name, s, 1e9 * n / bps, bps / 1e6 }'
+  done
+}
+
+: >"$out/chacha.txt"
+: >"$out/kernels.txt"
+: >"$out/openssl.txt"
+for round in $(seq "$count"); do
+  echo "bench-compare: round $round of $count" >&2
+  "${pin[@]}" "$out/chacha20.test" -test.run '^$' -test.benchmem -test.benchtime "$benchtime" \
+    -test.bench "^BenchmarkXORKeyStream\$/^chacha20\$/^($sizes)\$/" >>"$out/chacha.txt"
+  "${pin[@]}" "$out/chachacore.test" -test.run '^$' -test.benchmem -test.benchtime "$benchtime" \
+    -test.bench "^BenchmarkKernels\$/^(avx512|avx2)\$/^r20\$/^($sizes)\$" >>"$out/kernels.txt"
+  openssl_bench default >>"$out/openssl.txt"
+  # ~0xd0230000 clears the AVX-512 capability bits (F, DQ, IFMA, BW, VL) in
+  # OpenSSL's ia32cap word 2; an empty value would disable all SIMD.
+  openssl_bench avx2 ":~0xd0230000" >>"$out/openssl.txt"
+done
+
+# Medians of MB/s per benchmark name (GOMAXPROCS suffix dropped).
+median() {
+  awk '/^Benchmark/ { name = $1; sub(/-[0-9]+$/, "", name)
+         for (i = 1; i <= NF; i++) if ($(i+1) == "MB/s") v[name] = v[name] " " $i }
+       END { for (n in v) { k = split(substr(v[n], 2), a, " ")
+               for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+               m = (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+               printf "%s %.1f\n", n, m } }' "$@"
+}
+median "$out/chacha.txt" "$out/kernels.txt" "$out/openssl.txt" >"$out/medians.txt"
+
+get() { awk -v n="$1" '$1 == n { print $2 }' "$out/medians.txt"; }
+row() { # label, then one benchmark name pattern with SIZE for the size
+  local label=$1 pat=$2
+  printf '%-40s' "$label"
+  for s in 64B 256B 1KiB 8KiB 64KiB; do printf '%10s' "$(get "${pat//SIZE/$s}")"; done
+  echo
+}
+ratio() { # label, numerator pattern, denominator pattern
+  local label=$1 num=$2 den=$3
+  printf '%-40s' "$label"
+  for s in 64B 256B 1KiB 8KiB 64KiB; do
+    printf '%10s' "$(awk -v a="$(get "${num//SIZE/$s}")" -v b="$(get "${den//SIZE/$s}")" \
+      'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2fx", a / b }')"
+  done
+  echo
+}
+
+# The best tier this CPU runs is the first one the kernel benchmarks saw.
+kernel=generic
+for k in avx512 avx2; do
+  if grep -q "^BenchmarkKernels/$k/" "$out/medians.txt"; then kernel=$k; break; fi
+done
+ours="BenchmarkXORKeyStream/chacha20/SIZE/ours"
+echo
+echo "ChaCha20/20, MB/s (medians of $count, pinned to CPU $cpu; $(grep -m1 '^cpu:' "$out/chacha.txt" | cut -d' ' -f2-))"
+printf '%-40s%10s%10s%10s%10s%10s\n' "" 64B 256B 1KiB 8KiB 64KiB
+row "ours (pkg/chacha20, $kernel)" "$ours"
+row "OpenSSL $(openssl version | cut -d' ' -f2) (AVX-512)" "BenchmarkOpenSSL/default/SIZE"
+ratio "  ours / OpenSSL" "$ours" "BenchmarkOpenSSL/default/SIZE"
+echo "    targets: 64KiB >= 1.2x, 8KiB >= 1.1x, 256B >= 1.0x"
+row "x/crypto chacha20 (pure Go)" "BenchmarkXORKeyStream/chacha20/SIZE/xcrypto"
+ratio "  ours / x/crypto" "$ours" "BenchmarkXORKeyStream/chacha20/SIZE/xcrypto"
+echo "    targets: 64KiB >= 8x, 64B >= 1.0x"
+row "kernel avx512 (whole blocks)" "BenchmarkKernels/avx512/r20/SIZE"
+row "kernel avx2 forced (whole blocks)" "BenchmarkKernels/avx2/r20/SIZE"
+row "OpenSSL, AVX-512 masked off" "BenchmarkOpenSSL/avx2/SIZE"
+ratio "  avx2 / OpenSSL AVX2" "BenchmarkKernels/avx2/r20/SIZE" "BenchmarkOpenSSL/avx2/SIZE"
+echo "    target: 64KiB >= 1.0x"
+echo "raw results in $out (benchstat $out/chacha.txt ...)"
