@@ -19,9 +19,15 @@ var benchSizes = []struct {
 }
 
 // BenchmarkXORKeyStream measures one XORKeyStream call per iteration on a
-// cipher created beforehand. Where x/crypto has the same variant, the
-// "xcrypto" sub-benchmark runs its identical operation next to "ours", so a
-// single run gives the ratio (benchstat: -col /impl or compare names).
+// cipher created beforehand, named <variant>/<size>/impl=ours. Where
+// x/crypto has the same variant, impl=xcrypto runs its identical operation
+// right after, so one run gives the ratio:
+//
+//	go test -run '^$' -bench XORKeyStream -count 6 ./pkg/chacha20 > out.txt
+//	benchstat -col /impl out.txt
+//
+// x/crypto's chacha20 is pure Go on amd64; add -tags purego to compare our
+// generic kernel with it.
 func BenchmarkXORKeyStream(b *testing.B) {
 	key := make([]byte, chacha20.KeySize)
 	variants := []struct {
@@ -40,7 +46,7 @@ func BenchmarkXORKeyStream(b *testing.B) {
 		for _, sz := range benchSizes {
 			nonce := make([]byte, v.nonce)
 			buf := make([]byte, sz.n)
-			b.Run(fmt.Sprintf("%s/%s/ours", v.name, sz.name), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s/%s/impl=ours", v.name, sz.name), func(b *testing.B) {
 				c, err := chacha20.NewWithRounds(key, nonce, v.rounds)
 				if err != nil {
 					b.Fatal(err)
@@ -54,7 +60,7 @@ func BenchmarkXORKeyStream(b *testing.B) {
 			if !v.xcrypt {
 				continue
 			}
-			b.Run(fmt.Sprintf("%s/%s/xcrypto", v.name, sz.name), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s/%s/impl=xcrypto", v.name, sz.name), func(b *testing.B) {
 				c, err := xchacha.NewUnauthenticatedCipher(key, nonce)
 				if err != nil {
 					b.Fatal(err)
