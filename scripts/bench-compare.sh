@@ -99,7 +99,7 @@ kernel=generic
 for k in avx512 avx2; do
   if grep -q "^BenchmarkKernels/$k/" "$out/medians.txt"; then kernel=$k; break; fi
 done
-ours="BenchmarkXORKeyStream/chacha20/SIZE/ours"
+ours="BenchmarkXORKeyStream/chacha20/SIZE/impl=ours"
 echo
 echo "ChaCha20/20, MB/s (medians of $count, pinned to CPU $cpu; $(grep -m1 '^cpu:' "$out/chacha.txt" | cut -d' ' -f2-))"
 printf '%-40s%10s%10s%10s%10s%10s\n' "" 64B 256B 1KiB 8KiB 64KiB
@@ -107,8 +107,8 @@ row "ours (pkg/chacha20, $kernel)" "$ours"
 row "OpenSSL $(openssl version | cut -d' ' -f2) (AVX-512)" "BenchmarkOpenSSL/default/SIZE"
 ratio "  ours / OpenSSL" "$ours" "BenchmarkOpenSSL/default/SIZE"
 echo "    targets: 64KiB >= 1.2x, 8KiB >= 1.1x, 256B >= 1.0x"
-row "x/crypto chacha20 (pure Go)" "BenchmarkXORKeyStream/chacha20/SIZE/xcrypto"
-ratio "  ours / x/crypto" "$ours" "BenchmarkXORKeyStream/chacha20/SIZE/xcrypto"
+row "x/crypto chacha20 (pure Go)" "BenchmarkXORKeyStream/chacha20/SIZE/impl=xcrypto"
+ratio "  ours / x/crypto" "$ours" "BenchmarkXORKeyStream/chacha20/SIZE/impl=xcrypto"
 echo "    targets: 64KiB >= 8x, 64B >= 1.0x"
 row "kernel avx512 (whole blocks)" "BenchmarkKernels/avx512/r20/SIZE"
 row "kernel avx2 forced (whole blocks)" "BenchmarkKernels/avx2/r20/SIZE"
