@@ -1,0 +1,94 @@
+//go:build gc && !purego
+
+package poly1305
+
+import (
+	"os"
+	"testing"
+
+	"github.com/spipe-dev/spipe/internal/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/cpu"
+)
+
+// bestKernel asks x/sys/cpu, independently of the init code, which kernel
+// this CPU should get.
+func bestKernel() string {
+	switch {
+	case cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512IFMA && cpu.X86.HasAVX2:
+		return "avx512ifma"
+	case cpu.X86.HasAVX2:
+		return "avx2"
+	}
+	return "scalar"
+}
+
+// TestDispatchPicksBestKernel fails if dispatch settled for less than the
+// CPU offers, which is how a wrongly gated kernel would hide. Under an
+// emulated CPU model (make test-qemu) SPIPE_EXPECT_POLY1305_KERNEL, or the
+// cipher kernel the job expects in SPIPE_EXPECT_KERNEL (avx2 on Haswell,
+// ssse3 on Penryn), proves the run tested the path it meant to.
+func TestDispatchPicksBestKernel(t *testing.T) {
+	require.Equal(t, bestKernel(), Kernel(), "kernels available: %v", Kernels())
+	assert.Equal(t, Kernel(), Kernels()[0])
+	assert.Equal(t, "generic", Kernels()[len(Kernels())-1])
+	want := os.Getenv("SPIPE_EXPECT_POLY1305_KERNEL")
+	if want == "" {
+		want = map[string]string{"avx2": "avx2", "ssse3": "scalar"}[os.Getenv("SPIPE_EXPECT_KERNEL")]
+	}
+	if want != "" {
+		require.Equal(t, want, Kernel())
+	}
+}
+
+func TestUseKernelErrors(t *testing.T) {
+	_, err := UseKernel("no-such-kernel")
+	assert.Error(t, err)
+	for k := range numKernels {
+		if !supported[k] {
+			_, err := UseKernel(kernelNames[k])
+			assert.Error(t, err, kernelNames[k])
+		}
+	}
+}
+
+// TestKernelsFromExtremeStates starts every kernel from accumulators at the
+// edge of the range the kernels accept between calls (h[2] up to 5, the
+// low words all ones or random) with random clamped keys, and compares the
+// new accumulator, reduced mod p, with the generic reference's.
+func TestKernelsFromExtremeStates(t *testing.T) {
+	r := testutil.Rand(t)
+	msg := testutil.Bytes(r, 4096)
+	for i := range 64 {
+		var st state
+		st.init(randomKey(r))
+		switch i % 4 {
+		case 0:
+			st.h = [3]uint64{^uint64(0), ^uint64(0), 5}
+		case 1:
+			st.h = [3]uint64{^uint64(0) - 4, ^uint64(0), 3} // p
+		case 2:
+			st.h = [3]uint64{r.Uint64(), r.Uint64(), uint64(r.IntN(6))}
+		case 3:
+			st.h = [3]uint64{^uint64(0), ^uint64(0), 4}
+		}
+		n := 16 * r.IntN(len(msg)/16+1)
+		if i < 8 {
+			n = len(msg)
+			st.r = [2]uint64{rMask0, rMask1} // the largest clamped r
+		}
+		want := st
+		blocksGeneric(&want, msg[:n])
+		for _, name := range Kernels() {
+			restore, err := UseKernel(name)
+			require.NoError(t, err)
+			got := st
+			var tab table
+			updateBlocks(&got, &tab, msg[:n])
+			restore()
+			require.LessOrEqual(t, got.h[2], uint64(5), "%s: h[2] out of range", name)
+			assert.Equal(t, reduce(want.h), reduce(got.h), "%s: start %x, %d bytes", name, st.h, n)
+		}
+	}
+}
