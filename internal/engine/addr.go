@@ -46,7 +46,7 @@ func ParseAddr(s string) (Addr, error) {
 	if strings.ContainsAny(host, " /") {
 		return Addr{}, fmt.Errorf("address %q: bad host %q", s, host)
 	}
-	if strings.Contains(host, ":") && net.ParseIP(stripZone(host)) == nil {
+	if (strings.HasPrefix(s, "[") || strings.Contains(host, ":")) && net.ParseIP(stripZone(host)) == nil {
 		return Addr{}, fmt.Errorf("address %q: bad IPv6 literal %q", s, host)
 	}
 	if _, err := parsePort(port); err != nil {
