@@ -100,7 +100,7 @@ func (p *pipeFlags) options(mode service.Mode) (service.Options, error) {
 	if o.Target, err = engine.ParseAddr(p.target); err != nil {
 		return o, usagef("-t/--target: %v", err)
 	}
-	if o.Target.Network == "tcp" && o.Target.Address[len(o.Target.Address)-2:] == ":0" {
+	if !o.Target.IsUnix() && o.Target.Port() == 0 {
 		return o, usagef("-t/--target: port 0 cannot be dialled")
 	}
 	if p.bind != "" {

@@ -399,3 +399,33 @@ func TestTargetRefused(t *testing.T) {
 	}()
 	assert.NoError(t, tryEcho(caddr, "back up"))
 }
+
+// TestProtocolOptions runs the pipe with non-default protocol flags on
+// both sides, and checks a forward-secrecy mismatch is refused.
+func TestProtocolOptions(t *testing.T) {
+	key := keyFile(t)
+	tg := echoTarget(t)
+	addr, _, _ := pair(t, tg, key, "--cipher", "xsalsa20-poly1305,chacha20-poly1305", "--no-pfs", "--pad", "1024")
+	msg := randomBytes(t, 300_001)
+	assert.True(t, bytes.Equal(msg, roundTrip(t, dial(t, addr), msg)))
+
+	listen, laddr := serving(t, "listen", "-s", "127.0.0.1:0", "-t", tg.addr, "-k", key, "--require-pfs")
+	_, caddr := serving(t, "connect", "-s", "127.0.0.1:0", "-t", laddr, "-k", key, "--no-pfs")
+	assert.Error(t, tryEcho(caddr, "no pfs"))
+	listen.waitLog(t, `stage=handshake reason=pfs_required`)
+}
+
+// TestBindSource: -b sets the source address of connections to the target.
+func TestBindSource(t *testing.T) {
+	key := keyFile(t)
+	from := make(chan string, 1)
+	tg := newTarget(t, func(c net.Conn) {
+		from <- c.RemoteAddr().(*net.TCPAddr).IP.String()
+		io.Copy(c, c)
+		c.(*net.TCPConn).CloseWrite()
+	})
+	_, laddr := serving(t, "listen", "-s", "127.0.0.1:0", "-t", tg.addr, "-k", key, "-b", "127.0.0.2")
+	_, caddr := serving(t, "connect", "-s", "127.0.0.1:0", "-t", laddr, "-k", key)
+	assert.NoError(t, tryEcho(caddr, "bound"))
+	assert.Equal(t, "127.0.0.2", <-from)
+}

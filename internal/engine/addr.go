@@ -19,6 +19,16 @@ type Addr struct {
 // String returns the address as the user wrote it (modulo path cleaning).
 func (a Addr) String() string { return a.Address }
 
+// Port returns the TCP port (0 for a Unix socket).
+func (a Addr) Port() int {
+	if a.IsUnix() {
+		return 0
+	}
+	_, port, _ := net.SplitHostPort(a.Address)
+	p, _ := parsePort(port)
+	return p
+}
+
 // IsUnix reports whether a is a Unix-socket path.
 func (a Addr) IsUnix() bool { return a.Network == "unix" }
 
