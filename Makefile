@@ -101,7 +101,7 @@ man:
 # dispatch tests prove each run used the path it was meant to test.
 # QEMU_MODELS pairs a CPU model with the kernel name each package must pick.
 QEMU        ?= qemu-x86_64
-QEMU_PKGS   ?= ./internal/chachacore ./pkg/chacha20 ./internal/salsacore ./pkg/salsa20
+QEMU_PKGS   ?= ./internal/chachacore ./pkg/chacha20 ./internal/salsacore ./pkg/salsa20 ./internal/poly1305
 QEMU_MODELS ?= Haswell:avx2 Penryn:ssse3
 .PHONY: test-qemu
 test-qemu:
