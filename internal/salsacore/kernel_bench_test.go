@@ -8,8 +8,8 @@ import (
 // BenchmarkKernels measures each kernel this CPU runs, forced through
 // UseKernel, on whole-block inputs (one XORKeyStreamBlocks call per
 // iteration, in place), so the SIMD tiers can be compared with each other
-// and with the generic code at every size. Salsa20/20 unless the name says
-// otherwise.
+// and with the generic code at every size. Names follow chachacore's
+// BenchmarkKernels: kernel/rROUNDS/size.
 func BenchmarkKernels(b *testing.B) {
 	sizes := []struct {
 		name string
@@ -18,11 +18,7 @@ func BenchmarkKernels(b *testing.B) {
 	for _, name := range Kernels() {
 		for _, rounds := range []int{20, 12, 8} {
 			for _, sz := range sizes {
-				label := name + "/" + sz.name
-				if rounds != 20 {
-					label = fmt.Sprintf("%s/r%d/%s", name, rounds, sz.name)
-				}
-				b.Run(label, func(b *testing.B) {
+				b.Run(fmt.Sprintf("%s/r%d/%s", name, rounds, sz.name), func(b *testing.B) {
 					restore, err := UseKernel(name)
 					if err != nil {
 						b.Fatal(err)
