@@ -1,7 +1,6 @@
 package spipe
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"net"
@@ -91,4 +90,3 @@ func randomBytes(t testing.TB, n int) []byte {
 	return b
 }
 
-var _ = bytes.Equal
