@@ -165,6 +165,10 @@ func (c *Conn) handshake(ctx context.Context) error {
 		if err != nil {
 			err = ctx.Err()
 		}
+	} else if isTimeout(err) {
+		// The connection's deadline (the context's) fired just before the
+		// context noticed; report it the same way.
+		err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
 	}
 	c.dlMu.Lock()
 	c.conn.SetReadDeadline(c.readDL)

@@ -1,8 +1,8 @@
 package spipe
 
 import (
-	"errors"
 	"encoding/binary"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"

@@ -89,4 +89,3 @@ func randomBytes(t testing.TB, n int) []byte {
 	require.NoError(t, err)
 	return b
 }
-
