@@ -16,7 +16,7 @@ const chunkSize = 16 * 1024
 // headBlocks is how many keystream blocks Seal and Open generate in their
 // first kernel call: block 0 (the Poly1305 key) and the keystream of a short
 // message come from one call, which a SIMD kernel computes in parallel.
-const headBlocks = 8
+const headBlocks = 16
 
 // chachaBlocks is chachacore.XORKeyStreamBlocks for a state and buffers that
 // may live on the caller's stack (see noescape).
