@@ -77,6 +77,7 @@ type Observer interface {
 const (
 	defaultHandshakeTimeout = 10 * time.Second
 	defaultMaxConns         = 100
+	limitWarnEvery          = 10 * time.Second
 )
 
 func (f *Forwarder) log() *slog.Logger {
@@ -145,11 +146,17 @@ func (f *Forwarder) Serve(ctx context.Context, ln net.Listener) error {
 // ctx is done and the listener's error otherwise.
 func (f *Forwarder) acceptLoop(ctx context.Context, ln net.Listener, slots chan struct{}, handle func(net.Conn)) error {
 	var backoff time.Duration
+	var lastWarn time.Time
 	for {
 		select {
 		case slots <- struct{}{}:
 		default:
-			f.log().Warn("connection limit reached; new connections wait", "max_conns", cap(slots))
+			// Under sustained load every accept meets a full house: say so
+			// at most every limitWarnEvery, not once per connection.
+			if time.Since(lastWarn) >= limitWarnEvery {
+				f.log().Warn("connection limit reached; new connections wait", "max_conns", cap(slots))
+				lastWarn = time.Now()
+			}
 			select {
 			case slots <- struct{}{}:
 			case <-ctx.Done():
