@@ -429,3 +429,25 @@ func TestBindSource(t *testing.T) {
 	assert.NoError(t, tryEcho(caddr, "bound"))
 	assert.Equal(t, "127.0.0.2", <-from)
 }
+
+// TestUnixSocketLifecycle: a socket left by a killed process is replaced,
+// one still in use is "address in use", and a clean exit removes it.
+func TestUnixSocketLifecycle(t *testing.T) {
+	key := keyFile(t)
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	tg := echoTarget(t)
+	first, _ := serving(t, "listen", "-s", sock, "-t", tg.addr, "-k", key)
+
+	busy := exec.Command(spipeBin, "listen", "-s", sock, "-t", tg.addr, "-k", key)
+	out, err := busy.CombinedOutput()
+	require.Error(t, err)
+	assert.Equal(t, "spipe: listen on "+sock+": address already in use\n", string(out))
+
+	first.cmd.Process.Kill() // leaves the socket file behind
+	first.wait(t, 10*time.Second)
+	require.FileExists(t, sock)
+	second, _ := serving(t, "listen", "-s", sock, "-t", tg.addr, "-k", key)
+	second.signal(t, syscall.SIGTERM)
+	assert.Equal(t, 0, second.wait(t, 10*time.Second))
+	assert.NoFileExists(t, sock)
+}
