@@ -67,10 +67,16 @@ const (
 // Observer receives the events metrics are made of. Implementations must
 // be safe for concurrent use and cheap: they run on the data path.
 type Observer interface {
+	// ConnOpened is called once per accepted connection, ConnClosed once
+	// when it is gone.
 	ConnOpened()
 	ConnClosed()
+	// Handshake reports a handshake's duration, or why it failed.
 	Handshake(d time.Duration, err error)
+	// Bytes reports n plaintext bytes forwarded toward the target (or
+	// back from it).
 	Bytes(toTarget bool, n int)
+	// TransferError reports a connection that failed after its handshake.
 	TransferError(err error)
 }
 

@@ -29,7 +29,12 @@ type TransferError struct {
 	Err  error
 }
 
+// Error returns "side op: err", e.g. "client read: spipe: frame failed
+// authentication ...".
 func (e *TransferError) Error() string { return fmt.Sprintf("%s %s: %v", e.Side, e.Op, e.Err) }
+
+// Unwrap returns the underlying error, so errors.Is sees protocol
+// sentinels and syscall errors through it.
 func (e *TransferError) Unwrap() error { return e.Err }
 
 // pipe copies in→out and out→in until both directions have ended. An EOF

@@ -25,6 +25,7 @@ const (
 	Connect
 )
 
+// String returns "listen" or "connect", the command's name.
 func (m Mode) String() string {
 	if m == Listen {
 		return "listen"
