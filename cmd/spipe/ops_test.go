@@ -64,7 +64,8 @@ func TestTamperedStream(t *testing.T) {
 
 	c := dial(t, caddr)
 	require.NoError(t, c.SetDeadline(time.Now().Add(20*time.Second)))
-	go func() { c.Write(randomBytes(t, 200_000)); c.CloseWrite() }()
+	msg := randomBytes(t, 200_000)
+	go func() { c.Write(msg); c.CloseWrite() }()
 	_, err = io.ReadAll(c)
 	assert.ErrorIs(t, err, syscall.ECONNRESET)
 	listen.waitLog(t, `level=WARN msg="connection failed" peer=\S+ stage=transfer reason=tampered`)
