@@ -25,7 +25,20 @@ func quarterRound(a, b, c, d uint32) (uint32, uint32, uint32, uint32) {
 
 // xorBlocksGeneric is the reference kernel: for each 64-byte block of src it
 // XORs one keystream block into dst and increments s[12] modulo 2^32.
-// len(dst) >= len(src) and len(src) is a multiple of BlockSize.
+// len(dst) >= len(src) and len(src) is a multiple of BlockSize; rounds is a
+// multiple of 4 of at least 8 (8, 12 or 20).
+//
+// It is shaped for the Go compiler, whose output is near the limit of scalar
+// code (four ALU ports, rotates on two of them, and sixteen state words for
+// about fourteen registers), so every instruction outside the rounds counts:
+//   - three of the first column round's quarter rounds are computed once per
+//     call (they do not read the counter);
+//   - the double rounds run two per loop iteration, after the peeled first
+//     and a second one, which halves the loop's counter updates and the
+//     register shuffling at the back edge;
+//   - the output is XORed eight bytes at a time through fixed-size array
+//     pointers, which removes the bounds checks and halves the loads and
+//     stores.
 func xorBlocksGeneric(s *State, rounds int, dst, src []byte) {
 	c0, c1, c2, c3 := s[0], s[1], s[2], s[3]
 	c4, c5, c6, c7 := s[4], s[5], s[6], s[7]
@@ -33,26 +46,42 @@ func xorBlocksGeneric(s *State, rounds int, dst, src []byte) {
 	c13, c14, c15 := s[13], s[14], s[15]
 	counter := s[12]
 
-	// Three of the four quarter rounds of the first column round do not
-	// touch the counter word, so they are computed once per call rather than
-	// once per block (the same trick as x/crypto's generic code).
 	p1, p5, p9, p13 := quarterRound(c1, c5, c9, c13)
 	p2, p6, p10, p14 := quarterRound(c2, c6, c10, c14)
 	p3, p7, p11, p15 := quarterRound(c3, c7, c11, c15)
 
 	for len(src) >= BlockSize && len(dst) >= BlockSize {
+		// Rounds 1 and 2: the column round's counter quarter round, then the
+		// diagonal round.
 		x0, x4, x8, x12 := quarterRound(c0, c4, c8, counter)
 		x1, x5, x9, x13 := p1, p5, p9, p13
 		x2, x6, x10, x14 := p2, p6, p10, p14
 		x3, x7, x11, x15 := p3, p7, p11, p15
-
-		// The first diagonal round completes the first double round.
 		x0, x5, x10, x15 = quarterRound(x0, x5, x10, x15)
 		x1, x6, x11, x12 = quarterRound(x1, x6, x11, x12)
 		x2, x7, x8, x13 = quarterRound(x2, x7, x8, x13)
 		x3, x4, x9, x14 = quarterRound(x3, x4, x9, x14)
 
-		for i := 2; i < rounds; i += 2 {
+		// Rounds 3 and 4, so that the rest comes in groups of four.
+		x0, x4, x8, x12 = quarterRound(x0, x4, x8, x12)
+		x1, x5, x9, x13 = quarterRound(x1, x5, x9, x13)
+		x2, x6, x10, x14 = quarterRound(x2, x6, x10, x14)
+		x3, x7, x11, x15 = quarterRound(x3, x7, x11, x15)
+		x0, x5, x10, x15 = quarterRound(x0, x5, x10, x15)
+		x1, x6, x11, x12 = quarterRound(x1, x6, x11, x12)
+		x2, x7, x8, x13 = quarterRound(x2, x7, x8, x13)
+		x3, x4, x9, x14 = quarterRound(x3, x4, x9, x14)
+
+		for i := 4; i < rounds; i += 4 {
+			x0, x4, x8, x12 = quarterRound(x0, x4, x8, x12)
+			x1, x5, x9, x13 = quarterRound(x1, x5, x9, x13)
+			x2, x6, x10, x14 = quarterRound(x2, x6, x10, x14)
+			x3, x7, x11, x15 = quarterRound(x3, x7, x11, x15)
+			x0, x5, x10, x15 = quarterRound(x0, x5, x10, x15)
+			x1, x6, x11, x12 = quarterRound(x1, x6, x11, x12)
+			x2, x7, x8, x13 = quarterRound(x2, x7, x8, x13)
+			x3, x4, x9, x14 = quarterRound(x3, x4, x9, x14)
+
 			x0, x4, x8, x12 = quarterRound(x0, x4, x8, x12)
 			x1, x5, x9, x13 = quarterRound(x1, x5, x9, x13)
 			x2, x6, x10, x14 = quarterRound(x2, x6, x10, x14)
@@ -63,24 +92,16 @@ func xorBlocksGeneric(s *State, rounds int, dst, src []byte) {
 			x3, x4, x9, x14 = quarterRound(x3, x4, x9, x14)
 		}
 
-		in := src[:BlockSize:BlockSize]
-		out := dst[:BlockSize:BlockSize]
-		addXor(out[0:4], in[0:4], x0, c0)
-		addXor(out[4:8], in[4:8], x1, c1)
-		addXor(out[8:12], in[8:12], x2, c2)
-		addXor(out[12:16], in[12:16], x3, c3)
-		addXor(out[16:20], in[16:20], x4, c4)
-		addXor(out[20:24], in[20:24], x5, c5)
-		addXor(out[24:28], in[24:28], x6, c6)
-		addXor(out[28:32], in[28:32], x7, c7)
-		addXor(out[32:36], in[32:36], x8, c8)
-		addXor(out[36:40], in[36:40], x9, c9)
-		addXor(out[40:44], in[40:44], x10, c10)
-		addXor(out[44:48], in[44:48], x11, c11)
-		addXor(out[48:52], in[48:52], x12, counter)
-		addXor(out[52:56], in[52:56], x13, c13)
-		addXor(out[56:60], in[56:60], x14, c14)
-		addXor(out[60:64], in[60:64], x15, c15)
+		in := (*[BlockSize]byte)(src)
+		out := (*[BlockSize]byte)(dst)
+		addXor2(out[0:8], in[0:8], x0+c0, x1+c1)
+		addXor2(out[8:16], in[8:16], x2+c2, x3+c3)
+		addXor2(out[16:24], in[16:24], x4+c4, x5+c5)
+		addXor2(out[24:32], in[24:32], x6+c6, x7+c7)
+		addXor2(out[32:40], in[32:40], x8+c8, x9+c9)
+		addXor2(out[40:48], in[40:48], x10+c10, x11+c11)
+		addXor2(out[48:56], in[48:56], x12+counter, x13+c13)
+		addXor2(out[56:64], in[56:64], x14+c14, x15+c15)
 
 		counter++
 		src, dst = src[BlockSize:], dst[BlockSize:]
@@ -88,7 +109,8 @@ func xorBlocksGeneric(s *State, rounds int, dst, src []byte) {
 	s[12] = counter
 }
 
-// addXor writes (src XOR (a + b)) as one little-endian word into dst.
-func addXor(dst, src []byte, a, b uint32) {
-	binary.LittleEndian.PutUint32(dst, binary.LittleEndian.Uint32(src)^(a+b))
+// addXor2 writes src XOR the little-endian words lo, hi (eight bytes) into
+// dst.
+func addXor2(dst, src []byte, lo, hi uint32) {
+	binary.LittleEndian.PutUint64(dst, binary.LittleEndian.Uint64(src)^(uint64(hi)<<32|uint64(lo)))
 }
