@@ -71,6 +71,7 @@ type outbound struct {
 	fc      *FrameCipher
 	counter uint64
 	maxData int // data bytes per frame
+	limit   int // the largest payload sent
 	padTo   int
 	buf     []byte // one sealed frame
 	err     error  // sticky
@@ -192,14 +193,13 @@ func (c *Conn) install(s *settings, res *handshakeResult) error {
 		return err
 	}
 	c.in.limit = s.maxPayload
-	c.in.buf = make([]byte, s.maxPayload+FrameOverhead+readAhead)
 	c.out.maxData = res.sendLimit
 	if s.padTo > 0 {
 		pad := min(s.padTo, res.sendLimit)
 		c.out.padTo = pad
 		c.out.maxData = res.sendLimit/pad*pad - padPrefix
 	}
-	c.out.buf = make([]byte, 0, res.sendLimit+FrameOverhead)
+	c.out.limit = res.sendLimit
 	c.state = ConnectionState{
 		HandshakeComplete: true,
 		Version:           Version,
@@ -293,6 +293,9 @@ func (c *Conn) fill(n int) error {
 	if in.end-in.start >= n {
 		return nil
 	}
+	if in.buf == nil {
+		in.buf = make([]byte, in.limit+FrameOverhead+readAhead)
+	}
 	if in.start+n > len(in.buf) {
 		in.end = copy(in.buf, in.buf[in.start:in.end])
 		in.start = 0
@@ -380,6 +383,11 @@ func (c *Conn) writeFrame(t FrameType, data []byte) error {
 	if out.counter > MaxFrameCounter {
 		out.err = fmt.Errorf("spipe: write: %w", ErrCounterExhausted)
 		return out.err
+	}
+	if out.buf == nil {
+		// Allocated on first use, so idle connections and handshake-only
+		// probes cost no buffer.
+		out.buf = make([]byte, 0, out.limit+FrameOverhead)
 	}
 	frame := out.fc.SealFrame(out.buf[:0], out.counter, t, data, out.padTo)
 	out.counter++

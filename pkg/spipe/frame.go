@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/spipe-dev/spipe/internal/alias"
 	"github.com/spipe-dev/spipe/pkg/aead"
 )
 
@@ -112,18 +113,24 @@ func (f *FrameCipher) SealFrame(dst []byte, counter uint64, t FrameType, data []
 	ret, frame := sliceForAppend(dst, total)
 	header := frame[:FrameHeaderSize]
 	header[0] = byte(t)
+	put24(header[1:], bodyLen)
 	pt := frame[FrameHeaderSize+f.ctOff:][:bodyLen]
-	if padTo > 0 {
+	switch {
+	case padTo > 0:
 		header[0] |= framePadded
 		put24(pt, len(data))
 		copy(pt[padPrefix:], data)
 		clear(pt[padPrefix+len(data):])
-	} else {
+	case !alias.AnyOverlap(data, frame):
+		// Seal straight from data: one pass over the bytes instead of a
+		// copy and a pass.
+		pt = data
+	default:
 		copy(pt, data)
 	}
-	put24(header[1:], bodyLen)
 	nonce, ad := f.setNonce(counter, header)
-	// In place: the AEAD's ciphertext lands exactly where pt is.
+	// When pt was staged, it sits exactly where the ciphertext lands
+	// (in-place sealing as cipher.AEAD defines it).
 	f.aead.Seal(frame[FrameHeaderSize:FrameHeaderSize], nonce, pt, ad)
 	return ret
 }
