@@ -75,4 +75,3 @@ func BenchmarkHandshake(b *testing.B) {
 		})
 	}
 }
-
