@@ -71,31 +71,10 @@ var (
 //
 // It returns "" for a nil error.
 func ErrorClass(err error) string {
-	classes := []struct {
-		target error
-		class  string
-	}{
-		{ErrVersion, "version"},
-		{ErrAuthentication, "auth"},
-		{ErrNoSharedSuite, "suite"},
-		{ErrForwardSecrecyRequired, "pfs_required"},
-		{ErrMalformedHandshake, "malformed_handshake"},
-		{ErrTampered, "tampered"},
-		{ErrTruncated, "truncated"},
-		{ErrFrameTooLarge, "frame_too_large"},
-		{ErrMalformedFrame, "malformed_frame"},
-		{ErrCounterExhausted, "counter_exhausted"},
-		{ErrWriteClosed, "write_closed"},
-		{context.Canceled, "canceled"},
-		{context.DeadlineExceeded, "timeout"},
-		{os.ErrDeadlineExceeded, "timeout"},
-		{net.ErrClosed, "closed"},
-		{io.EOF, "eof"},
-	}
 	if err == nil {
 		return ""
 	}
-	for _, c := range classes {
+	for _, c := range errorClasses {
 		if errors.Is(err, c.target) {
 			return c.class
 		}
@@ -105,4 +84,27 @@ func ErrorClass(err error) string {
 		return "timeout"
 	}
 	return "io"
+}
+
+// errorClasses maps sentinels to classes, most specific first.
+var errorClasses = []struct {
+	target error
+	class  string
+}{
+	{ErrVersion, "version"},
+	{ErrAuthentication, "auth"},
+	{ErrNoSharedSuite, "suite"},
+	{ErrForwardSecrecyRequired, "pfs_required"},
+	{ErrMalformedHandshake, "malformed_handshake"},
+	{ErrTampered, "tampered"},
+	{ErrTruncated, "truncated"},
+	{ErrFrameTooLarge, "frame_too_large"},
+	{ErrMalformedFrame, "malformed_frame"},
+	{ErrCounterExhausted, "counter_exhausted"},
+	{ErrWriteClosed, "write_closed"},
+	{context.Canceled, "canceled"},
+	{context.DeadlineExceeded, "timeout"},
+	{os.ErrDeadlineExceeded, "timeout"},
+	{net.ErrClosed, "closed"},
+	{io.EOF, "eof"},
 }
