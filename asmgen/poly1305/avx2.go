@@ -15,19 +15,20 @@ import (
 //	d0 = h0·r0 + 5(h1·r4 + h2·r3 + h3·r2 + h4·r1)
 //	d1 = h0·r1 + h1·r0 + 5(h2·r4 + h3·r3 + h4·r2)    and so on,
 //
-// taking the multiples 5·ri from the table. Accumulator limbs stay below
+// taking the multiples 5·ri from a table on the stack. Accumulator limbs stay below
 // 2^27 and the table's below 2^29, so a column of five products stays below
 // 2^59. Register budget: 5 accumulator limbs, 5 product columns, 2 scratch
 // and 2 constants: 14 of the 16 YMM registers (avo issue #146 would
 // silently hand out Y16 and up; main.go checks for it).
 func avx2() {
-	TEXT("polyAVX2", NOSPLIT, "func(h *[3]uint64, tab *[88]uint64, msg []byte)")
+	// Not NOSPLIT: the frame holds two 9-vector tables of powers.
+	TEXT("polyAVX2", 0, "func(h *[3]uint64, r *[2]uint64, msg []byte)")
 	Doc("polyAVX2 absorbs len(msg)/16 blocks, 4 per iteration (len(msg) a positive",
-		"multiple of 64), with the table built by buildAVX2.")
+		"multiple of 64). r is the clamped key half r.")
 	Pragma("noescape")
 
 	hp := Mem{Base: Load(Param("h"), GP64())}
-	tab := Mem{Base: Load(Param("tab"), GP64())}
+	rp := Mem{Base: Load(Param("r"), GP64())}
 	ptr := Load(Param("msg").Base(), GP64())
 	n := Load(Param("msg").Len(), GP64())
 	SHRQ(U8(6), n)
@@ -40,17 +41,25 @@ func avx2() {
 		return y
 	}
 	mask := bcst(1<<26 - 1)
-	hibit := bcst(1 << 24) // 2^128 at limb 4 (bit 104)
 
 	var H, D [5]VecVirtual
 	for i := range H {
 		H[i], D[i] = YMM(), YMM()
 	}
+	t, c := YMM(), YMM()
+
+	// Two tables of 9 vectors (b0..b4, 5·b1..5·b4) on the stack: first r
+	// and a blend of r^2, r and 1; then r^4 in every lane (the loop
+	// multiplier) and the final per-lane powers.
+	frame := AllocLocal(2 * 9 * 32)
+	tabMain, tabFinal := frame, frame.Offset(9*32)
+	avx2Powers(rp, H, D, t, c, mask, tabMain, tabFinal)
+
+	hibit := bcst(1 << 24) // 2^128 at limb 4 (bit 104)
 	l := loadH26(hp)
 	for i := range H {
 		VMOVQ(l[i], H[i].AsX())
 	}
-	t, c := YMM(), YMM()
 
 	Label("avx2_loop")
 	x, y, lo, hi := D[0], D[1], D[2], D[3]
@@ -80,11 +89,11 @@ func avx2() {
 	ADDQ(U8(64), ptr)
 	DECQ(n)
 	JZ(LabelRef("avx2_last"))
-	avx2Mul(H, D, t, c, mask, tab, 0)
+	avx2Mul(H, D, t, c, mask, tabMain, 0)
 	JMP(LabelRef("avx2_loop"))
 
 	Label("avx2_last")
-	avx2Mul(H, D, t, c, mask, tab, 36*8)
+	avx2Mul(H, D, t, c, mask, tabFinal, 0)
 	var out [5]GPVirtual
 	for i := range H {
 		VEXTRACTI128(U8(1), H[i], t.AsX())
@@ -97,6 +106,53 @@ func avx2() {
 	storeH26(hp, out)
 	VZEROUPPER()
 	RET()
+}
+
+// avx2Powers fills tabMain with r^4 in every lane and tabFinal with the
+// power each lane ends with: the loads interleave two YMMs' quadwords, so
+// lanes hold blocks 0, 2, 1, 3 of a group and need r^4, r^2, r^3, r^1.
+// With v1 = [r^2, r^2, r^2, r] and v2 = [r^2, 1, r, 1], that is v1·v2.
+// Registers h, d, t, c are scratch; tabMain holds r first and tabFinal v2.
+func avx2Powers(rp Mem, h, d [5]VecVirtual, t, c, mask VecVirtual, tabMain, tabFinal Mem) {
+	b := func(tab Mem, i int) Mem { return tab.Offset(32 * i) }
+	s := func(tab Mem, i int) Mem { return tab.Offset(32 * (4 + i)) }
+	// store writes limb i of a table (and 5 times it, for i >= 1) from v.
+	store := func(tab Mem, i int, v VecVirtual) {
+		VMOVDQU(v, b(tab, i))
+		if i > 0 {
+			VPSLLQ(U8(2), v, c)
+			VPADDQ(v, c, c)
+			VMOVDQU(c, s(tab, i))
+		}
+	}
+	l := loadR26(rp)
+	for i := range h {
+		VMOVQ(l[i], h[i].AsX())
+		VPBROADCASTQ(h[i].AsX(), h[i])
+		store(tabMain, i, h[i])
+	}
+	avx2Mul(h, d, t, c, mask, tabMain, 0) // h = r^2
+	// v2 into tabFinal: lane 0 r^2, lane 2 r, lanes 1 and 3 the number 1.
+	one := d[0]
+	VPSRLQ(U8(25), mask, one) // 1 in every lane
+	for i := range h {
+		if i == 0 {
+			VMOVDQU(one, t)
+		} else {
+			VPXOR(t, t, t)
+		}
+		VPBLENDD(U8(0x03), h[i], t, t)
+		VPBLENDD(U8(0x30), b(tabMain, i), t, t)
+		store(tabFinal, i, t)
+		// v1 in place: lane 3 takes r
+		VPBLENDD(U8(0xc0), b(tabMain, i), h[i], h[i])
+	}
+	avx2Mul(h, d, t, c, mask, tabFinal, 0) // h = v1·v2
+	for i := range h {
+		store(tabFinal, i, h[i])
+		VPERMQ(U8(0x00), h[i], t) // r^4 from lane 0
+		store(tabMain, i, t)
+	}
 }
 
 // avx2Mul sets h = h·b with d as product columns, t and c as scratch; b is

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"sort"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -30,14 +31,19 @@ import (
 // 52 = 44 + 8 (column 1 shifted left 8), column 1's at column 2 shifted
 // left 8, and column 2's at bit 140, worth 5·2^10 at bit 0.
 func ifma(accs int) {
+	if accs != 1 && accs != 2 {
+		panic("ifma: 1 or 2 accumulators")
+	}
 	name := "polyIFMA"
-	TEXT(name, NOSPLIT, "func(h *[3]uint64, tab *[88]uint64, msg []byte)")
+	// Not NOSPLIT: the frame holds the final powers (5 vectors per
+	// accumulator), more than a nosplit frame should take.
+	TEXT(name, 0, "func(h *[3]uint64, r *[2]uint64, msg []byte)")
 	Doc(name+fmt.Sprintf(" absorbs len(msg)/16 blocks, %d per iteration (len(msg) a", 8*accs),
-		fmt.Sprintf("positive multiple of %d), with the table built by buildIFMA.", 128*accs))
+		fmt.Sprintf("positive multiple of %d). r is the clamped key half r.", 128*accs))
 	Pragma("noescape")
 
 	hp := Mem{Base: Load(Param("h"), GP64())}
-	tab := Mem{Base: Load(Param("tab"), GP64())}
+	rp := Mem{Base: Load(Param("r"), GP64())}
 	ptr := Load(Param("msg").Base(), GP64())
 	n := Load(Param("msg").Len(), GP64())
 	SHRQ(U8(7+log2(accs)), n) // iterations
@@ -49,15 +55,18 @@ func ifma(accs int) {
 		return z
 	}
 	mask44 := bcst(1<<44 - 1)
-	hibit := bcst(1 << 40) // 2^128 at limb 2 (bit 88)
 
-	// r^(8·accs), broadcast: b0, b1, b2, 20·b1, 20·b2
-	var r [5]Op
-	for i := range r {
-		z := ZMM()
-		VPBROADCASTQ(tab.Offset(8*i), z)
-		r[i] = z
+	// Powers of r, computed here rather than cached with the key: about
+	// six dependent multiplications, which the length threshold in
+	// dispatch_amd64.go pays for.
+	frame := AllocLocal(64 * 5 * accs)
+	main, final := ifmaPowers(rp, mask44, accs)
+	for a := range accs {
+		for i := range 5 {
+			VMOVDQU64(final[a][i], frame.Offset(64*(5*a+i)))
+		}
 	}
+	hibit := bcst(1 << 40) // 2^128 at limb 2 (bit 88)
 
 	// Accumulators: h enters lane 0 (block 0) of accumulator 0.
 	H := make([][3]VecVirtual, accs)
@@ -72,7 +81,7 @@ func ifma(accs int) {
 	VMOVQ(l2, H[0][2].AsX())
 	for a := 1; a < accs; a++ {
 		for i := range 3 {
-			VPXORQ(H[a][i], H[a][i], H[a][i])
+			VPSUBQ(H[a][i], H[a][i], H[a][i])
 		}
 	}
 
@@ -84,6 +93,10 @@ func ifma(accs int) {
 		for i := range 3 {
 			L[a][i], G[a][i] = ZMM(), ZMM()
 		}
+	}
+	var r [5]Op
+	for i := range r {
+		r[i] = main[i]
 	}
 
 	Label("ifma_loop")
@@ -117,7 +130,7 @@ func ifma(accs int) {
 	for a := range accs {
 		var p [5]Op
 		for i := range p {
-			p[i] = tab.Offset(8 * (8 + 40*a + 8*i))
+			p[i] = frame.Offset(64 * (5*a + i))
 		}
 		ifmaMul(H[a], L[a], G[a], p, mask44)
 	}
@@ -145,6 +158,96 @@ func ifma(accs int) {
 	RET()
 }
 
+// ifmaPowers computes, from the clamped r at rp, the loop multiplier
+// r^(8·accs) in every lane and, per accumulator, the power each lane ends
+// with: the loads interleave two ZMMs' quadwords, so lane q of accumulator
+// a holds block 8a + q/2 (q even) or 8a + 4 + q/2 (q odd) of a group and
+// needs r^(8·accs - block). Both come as five vectors: limbs b0, b1, b2 and
+// the multiples 20·b1, 20·b2. Limbs are partially reduced (below 2^45).
+func ifmaPowers(rp Mem, mask44 VecVirtual, accs int) (main [5]VecVirtual, final [][5]VecVirtual) {
+	type num = [3]VecVirtual
+	newNum := func() num { return num{ZMM(), ZMM(), ZMM()} }
+	l0, l1, l2 := loadR44(rp)
+	t1 := newNum()
+	VPBROADCASTQ(l0, t1[0])
+	VPBROADCASTQ(l1, t1[1])
+	VPBROADCASTQ(l2, t1[2])
+
+	// ext returns b's five multiplier vectors.
+	ext := func(b num) [5]VecVirtual {
+		s1, s2, t := ZMM(), ZMM(), ZMM()
+		for k, src := range []VecVirtual{b[1], b[2]} {
+			dst := []VecVirtual{s1, s2}[k]
+			VPSLLQ(U8(4), src, dst) // 16·b
+			VPSLLQ(U8(2), src, t)   // 4·b
+			VPADDQ(t, dst, dst)
+		}
+		return [5]VecVirtual{b[0], b[1], b[2], s1, s2}
+	}
+	mul := func(a, b num) num {
+		d := newNum()
+		for i := range 3 {
+			VMOVDQA64(a[i], d[i])
+		}
+		lo, hi := newNum(), newNum()
+		bx := ext(b)
+		var ops [5]Op
+		for i := range ops {
+			ops[i] = bx[i]
+		}
+		ifmaMul(d, lo, hi, ops, mask44)
+		return d
+	}
+	t2 := mul(t1, t1)
+	t3 := mul(t2, t1)
+	t4 := mul(t2, t2)
+	t8 := mul(t4, t4)
+
+	// Lanes 0..7 hold blocks 0, 4, 1, 5, 2, 6, 3, 7 and need exponents
+	// 8, 4, 7, 3, 6, 2, 5, 1: split each as (power of two) · (rest),
+	// v1 = [8, 4, 4, 2, 4, 2, 4, 1] and v2 = [1, 1, 3, 1, 2, 1, 1, 1]
+	// (exponents; 0 stands for the number 1).
+	kmask := func(bits uint16) Op {
+		g, k := GP32(), K()
+		MOVL(U32(bits), g)
+		KMOVW(g, k)
+		return k
+	}
+	blend := func(base num, picks map[uint16]num) num {
+		d := newNum()
+		for i := range 3 {
+			VMOVDQA64(base[i], d[i])
+		}
+		for bits, src := range sortedPicks(picks) {
+			k := kmask(bits)
+			for i := range 3 {
+				VPBLENDMQ(src[i], d[i], k, d[i])
+			}
+		}
+		return d
+	}
+	one := newNum()
+	{
+		g := GP64()
+		MOVQ(U64(1), g)
+		VPBROADCASTQ(g, one[0])
+		VPSUBQ(one[1], one[1], one[1])
+		VPSUBQ(one[2], one[2], one[2])
+	}
+	v1 := blend(t4, map[uint16]num{0x01: t8, 0x28: t2, 0x80: t1})
+	v2 := blend(one, map[uint16]num{0x04: t3, 0x48: t1, 0x10: t2})
+	p := mul(v1, v2) // r^(8 - block) in lane order
+
+	final = make([][5]VecVirtual, accs)
+	final[accs-1] = ext(p)
+	if accs == 1 {
+		main = ext(t8)
+		return
+	}
+	final[0] = ext(mul(p, t8))
+	main = ext(mul(t8, t8))
+	return
+}
 // ifmaMul sets h = h·b (partially reduced; limbs below 2^45 after) using
 // lo and hi as product columns. b holds b0, b1, b2, 20·b1, 20·b2.
 func ifmaMul(h, lo, hi [3]VecVirtual, b [5]Op, mask44 VecVirtual) {
@@ -154,9 +257,12 @@ func ifmaMul(h, lo, hi [3]VecVirtual, b [5]Op, mask44 VecVirtual) {
 		{{h[0], b1}, {h[1], b0}, {h[2], s2}},
 		{{h[0], b2}, {h[1], b1}, {h[2], b0}},
 	}
+	// VPSUBQ x, x, x is a zero idiom both for the CPU and for avo's
+	// liveness analysis (VPXORQ is not, to avo, and would keep the column
+	// registers live from the function entry).
 	for i := range 3 {
-		VPXORQ(lo[i], lo[i], lo[i])
-		VPXORQ(hi[i], hi[i], hi[i])
+		VPSUBQ(lo[i], lo[i], lo[i])
+		VPSUBQ(hi[i], hi[i], hi[i])
 	}
 	// Interleave the columns so that consecutive multiply-adds go to
 	// different destinations (each one waits for its destination).
@@ -200,4 +306,21 @@ func log2(n int) int {
 		k++
 	}
 	return k
+}
+
+// sortedPicks orders blend picks by mask so the output is deterministic
+// (map iteration order is not).
+func sortedPicks[T any](m map[uint16]T) func(yield func(uint16, T) bool) {
+	return func(yield func(uint16, T) bool) {
+		keys := make([]int, 0, len(m))
+		for k := range m {
+			keys = append(keys, int(k))
+		}
+		sort.Ints(keys)
+		for _, k := range keys {
+			if !yield(uint16(k), m[uint16(k)]) {
+				return
+			}
+		}
+	}
 }

@@ -9,11 +9,25 @@ import (
 // loadH44 reads h (radix 2^64, h[2] <= 5) and splits it into 44-bit limbs
 // l0, l1 < 2^44 and l2 < 2^44 in general registers.
 func loadH44(hp Mem) (l0, l1, l2 GPVirtual) {
+	top := GP64()
+	MOVQ(hp.Offset(16), top)
+	return split44(hp, top)
+}
+
+// loadR44 splits the two-word number at rp (the clamped r) into 44-bit
+// limbs.
+func loadR44(rp Mem) (l0, l1, l2 GPVirtual) {
+	top := GP64()
+	XORQ(top, top)
+	return split44(rp, top)
+}
+
+// split44 splits the number with low words at p and top word in l2.
+func split44(p Mem, l2 GPVirtual) (l0, l1, _ GPVirtual) {
 	h0, h1 := GP64(), GP64()
-	l0, l1, l2 = GP64(), GP64(), GP64()
-	MOVQ(hp, h0)
-	MOVQ(hp.Offset(8), h1)
-	MOVQ(hp.Offset(16), l2)
+	l0, l1 = GP64(), GP64()
+	MOVQ(p, h0)
+	MOVQ(p.Offset(8), h1)
 	mask := GP64()
 	MOVQ(U64(1<<44-1), mask)
 	MOVQ(h0, l0)
@@ -24,7 +38,7 @@ func loadH44(hp Mem) (l0, l1, l2 GPVirtual) {
 	SHLQ(U8(40), l2)
 	SHRQ(U8(24), h1)
 	ORQ(h1, l2) // l2 = h1>>24 | h2<<40
-	return
+	return l0, l1, l2
 }
 
 // storeH44 carries 44-bit limbs l0, l1, l2 (each below 2^60) completely,
@@ -70,10 +84,24 @@ func storeH44(hp Mem, l0, l1, l2 GPVirtual) {
 // loadH26 reads h (radix 2^64, h[2] <= 5) and splits it into 26-bit limbs
 // (the top one below 2^27) in general registers.
 func loadH26(hp Mem) [5]GPVirtual {
-	h0, h1, h2 := GP64(), GP64(), GP64()
-	MOVQ(hp, h0)
-	MOVQ(hp.Offset(8), h1)
+	h2 := GP64()
 	MOVQ(hp.Offset(16), h2)
+	return split26(hp, h2)
+}
+
+// loadR26 splits the two-word number at rp (the clamped r) into 26-bit
+// limbs.
+func loadR26(rp Mem) [5]GPVirtual {
+	h2 := GP64()
+	XORQ(h2, h2)
+	return split26(rp, h2)
+}
+
+// split26 splits the number with low words at p and top word h2.
+func split26(p Mem, h2 GPVirtual) [5]GPVirtual {
+	h0, h1 := GP64(), GP64()
+	MOVQ(p, h0)
+	MOVQ(p.Offset(8), h1)
 	var l [5]GPVirtual
 	for i := range l {
 		l[i] = GP64()

@@ -17,9 +17,16 @@ func init() {
 	selectBest()
 }
 
-// Below these lengths the vector kernels lose to the scalar one: building
-// the table of powers and combining the lanes cost a fixed amount per
-// message (measured by BenchmarkPoly1305).
+// The IFMA kernel absorbs 16 blocks per loop iteration (two accumulators
+// of 8 lanes), the AVX2 kernel 4.
+const (
+	ifmaStride = 16 * blockSize
+	avx2Stride = 4 * blockSize
+)
+
+// Below these lengths the vector kernels lose to the scalar one: computing
+// the powers of r and combining the lanes cost a fixed amount per call
+// (measured by BenchmarkPoly1305).
 const (
 	ifmaMinBytes = 256
 	avx2MinBytes = 256
@@ -31,28 +38,22 @@ const maxCallBytes = 64 * 1024
 
 // updateBlocks absorbs whole blocks of msg (len(msg) a multiple of 16): the
 // vector kernel takes whole groups of its width, the scalar one the rest.
-func updateBlocks(st *state, tab *table, msg []byte) {
+func updateBlocks(st *state, msg []byte) {
 	switch active {
 	case kernelIFMA:
 		if len(msg) >= ifmaMinBytes {
-			if tab.kind != tableIFMA {
-				tab.buildIFMA(st.r)
-			}
 			for len(msg) >= ifmaStride {
 				n := min(len(msg), maxCallBytes) &^ (ifmaStride - 1)
-				polyIFMA(&st.h, &tab.v, msg[:n])
+				polyIFMA(&st.h, &st.r, msg[:n])
 				msg = msg[n:]
 			}
 		}
 		polyScalar(&st.h, &st.r, msg)
 	case kernelAVX2:
 		if len(msg) >= avx2MinBytes {
-			if tab.kind != tableAVX2 {
-				tab.buildAVX2(st.r)
-			}
 			for len(msg) >= avx2Stride {
 				n := min(len(msg), maxCallBytes) &^ (avx2Stride - 1)
-				polyAVX2(&st.h, &tab.v, msg[:n])
+				polyAVX2(&st.h, &st.r, msg[:n])
 				msg = msg[n:]
 			}
 		}

@@ -84,8 +84,7 @@ func TestKernelsFromExtremeStates(t *testing.T) {
 			restore, err := UseKernel(name)
 			require.NoError(t, err)
 			got := st
-			var tab table
-			updateBlocks(&got, &tab, msg[:n])
+			updateBlocks(&got, msg[:n])
 			restore()
 			require.LessOrEqual(t, got.h[2], uint64(5), "%s: h[2] out of range", name)
 			assert.Equal(t, reduce(want.h), reduce(got.h), "%s: start %x, %d bytes", name, st.h, n)

@@ -34,7 +34,6 @@ const (
 // pointers and allocates nothing, so it can live on the caller's stack.
 type MAC struct {
 	st       state
-	tab      table           // powers of r for the vector kernels
 	buf      [blockSize]byte // a partial block waiting for more input
 	n        int             // bytes used in buf
 	finished bool            // Sum or Verify was called
@@ -66,11 +65,11 @@ func (m *MAC) Write(p []byte) (int, error) {
 		if m.n < blockSize {
 			return n, nil
 		}
-		updateBlocks(&m.st, &m.tab, m.buf[:])
+		updateBlocks(&m.st, m.buf[:])
 		m.n = 0
 	}
 	if full := len(p) &^ (blockSize - 1); full > 0 {
-		updateBlocks(&m.st, &m.tab, p[:full])
+		updateBlocks(&m.st, p[:full])
 		p = p[full:]
 	}
 	if len(p) > 0 {

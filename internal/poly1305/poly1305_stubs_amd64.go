@@ -10,13 +10,13 @@ package poly1305
 func polyScalar(h *[3]uint64, r *[2]uint64, msg []byte)
 
 // polyAVX2 absorbs len(msg)/16 blocks, 4 per iteration (len(msg) a positive
-// multiple of 64), with the table built by buildAVX2.
+// multiple of 64). r is the clamped key half r.
 //
 //go:noescape
-func polyAVX2(h *[3]uint64, tab *[88]uint64, msg []byte)
+func polyAVX2(h *[3]uint64, r *[2]uint64, msg []byte)
 
 // polyIFMA absorbs len(msg)/16 blocks, 16 per iteration (len(msg) a
-// positive multiple of 256), with the table built by buildIFMA.
+// positive multiple of 256). r is the clamped key half r.
 //
 //go:noescape
-func polyIFMA(h *[3]uint64, tab *[88]uint64, msg []byte)
+func polyIFMA(h *[3]uint64, r *[2]uint64, msg []byte)
