@@ -9,6 +9,7 @@ import (
 	"github.com/spipe-dev/spipe/pkg/salsa20"
 	"github.com/stretchr/testify/require"
 	xsalsa20 "golang.org/x/crypto/salsa20"
+	//lint:ignore SA1019 the low-level package is the reference for counters and the Salsa20/8 core; test-only.
 	"golang.org/x/crypto/salsa20/salsa"
 )
 
