@@ -405,3 +405,54 @@ func TestErrorClass(t *testing.T) {
 		assert.Equal(t, class, ErrorClass(err), "%v", err)
 	}
 }
+
+// TestWriteTimeoutIsFatalForWriting: a Write that times out (nobody reads
+// the net.Pipe) fails with a timeout, and the connection cannot write again
+// since part of a frame may be gone.
+func TestWriteTimeoutIsFatalForWriting(t *testing.T) {
+	k := newTestKey(t)
+	cfg := &Config{Keys: []*Key{k}}
+	cli, _ := connected(t, "pipe", cfg, cfg)
+	require.NoError(t, cli.SetWriteDeadline(time.Now().Add(30*time.Millisecond)))
+	_, err := cli.Write([]byte("nobody reads this"))
+	require.ErrorIs(t, err, os.ErrDeadlineExceeded)
+	require.NoError(t, cli.SetWriteDeadline(time.Time{}))
+	_, err2 := cli.Write([]byte("again"))
+	assert.ErrorIs(t, err2, os.ErrDeadlineExceeded, "the write error is sticky")
+}
+
+// TestConcurrentReadWriteClose runs a reader and a writer on each end and
+// closes mid-transfer; under -race this checks the locking, and every
+// goroutine must return.
+func TestConcurrentReadWriteClose(t *testing.T) {
+	k := newTestKey(t)
+	cfg := &Config{Keys: []*Key{k}}
+	cli, srv := connected(t, "tcp", cfg, cfg)
+	var wg sync.WaitGroup
+	for _, c := range []*Conn{cli, srv} {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 4096)
+			for {
+				if _, err := c.Write(buf); err != nil {
+					return
+				}
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			io.Copy(io.Discard, c)
+		}()
+	}
+	time.Sleep(50 * time.Millisecond)
+	cli.Close()
+	srv.Close()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("goroutines still blocked after Close")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -121,6 +122,17 @@ func TestHandshakeReplayReflectReorder(t *testing.T) {
 		c.Write(cf)
 	})
 	assert.ErrorIs(t, err, ErrAuthentication, "replayed ClientHello+ClientFinished")
+
+	// A replayed ClientHello alone: the server answers but never completes
+	// (no live key holder), so its handshake ends at its deadline.
+	short := *scfg
+	short.HandshakeTimeout = 50 * time.Millisecond
+	err = attackServer(t, &short, func(c net.Conn) {
+		c.Write(c1)
+		read(c, helloSize)
+		io.Copy(io.Discard, c)
+	})
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "replayed ClientHello alone")
 
 	// A recorded ServerHello replayed to a new client.
 	err = attackClient(t, ccfg, func(c net.Conn) {
