@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/chacha20poly1305"
+	"golang.org/x/crypto/nacl/secretbox"
 )
 
 // maxFuzzLen bounds each fuzzed input, because every one of its bits is
@@ -88,4 +90,42 @@ func checkInPlaceRoundTrip(t *testing.T, a interface {
 	pt, err := a.Open(buf[off:off], nonce, buf, ad)
 	require.NoError(t, err)
 	assertBytes(t, msg, pt)
+}
+
+// FuzzMatchesXCrypto seals fuzzed inputs with ours and x/crypto (ChaCha20-
+// and XChaCha20-Poly1305, nacl/secretbox) and requires identical boxes, and
+// that each side opens the other's.
+func FuzzMatchesXCrypto(f *testing.F) {
+	f.Add(uint8(0), []byte("key"), []byte("nonce"), []byte("message"), []byte("ad"))
+	f.Add(uint8(1), []byte{}, []byte{}, make([]byte, 1000), []byte{})
+	f.Add(uint8(2), []byte{1}, []byte{2}, make([]byte, 33), []byte{})
+	f.Fuzz(func(t *testing.T, which uint8, keySeed, nonceSeed, msg, ad []byte) {
+		var key [KeySize]byte
+		copy(key[:], keySeed)
+		var nonce [NonceSizeX]byte
+		copy(nonce[:], nonceSeed)
+		switch which % 3 {
+		case 0, 1:
+			suite, refNew := ChaCha20Poly1305, chacha20poly1305.New
+			if which%3 == 1 {
+				suite, refNew = XChaCha20Poly1305, chacha20poly1305.NewX
+			}
+			ours := mustNew(t, suite, key[:])
+			ref, err := refNew(key[:])
+			require.NoError(t, err)
+			n := nonce[:ours.NonceSize()]
+			box := ref.Seal(nil, n, msg, ad)
+			require.Equal(t, box, ours.Seal(nil, n, msg, ad))
+			pt, err := ours.Open(nil, n, box, ad)
+			require.NoError(t, err)
+			assertBytes(t, msg, pt)
+		default:
+			ours := mustNew(t, XSalsa20Poly1305, key[:])
+			box := secretbox.Seal(nil, msg, &nonce, &key)
+			require.Equal(t, box, ours.Seal(nil, nonce[:], msg, nil))
+			pt, err := ours.Open(nil, nonce[:], box, nil)
+			require.NoError(t, err)
+			assertBytes(t, msg, pt)
+		}
+	})
 }
