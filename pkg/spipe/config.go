@@ -76,7 +76,7 @@ type settings struct {
 
 func (c *Config) settings() (*settings, error) {
 	if c == nil {
-		return nil, errors.New("spipe: nil Config")
+		return nil, errors.New("nil Config")
 	}
 	s := &settings{
 		keys:             c.Keys,
@@ -88,40 +88,40 @@ func (c *Config) settings() (*settings, error) {
 		handshakeTimeout: c.HandshakeTimeout,
 	}
 	if len(s.keys) == 0 {
-		return nil, errors.New("spipe: Config has no key")
+		return nil, errors.New("Config has no key")
 	}
 	for _, k := range s.keys {
 		if k == nil {
-			return nil, errors.New("spipe: Config has a nil key")
+			return nil, errors.New("Config has a nil key")
 		}
 	}
 	if s.suites == nil {
 		s.suites = DefaultSuites
 	}
 	if len(s.suites) == 0 {
-		return nil, errors.New("spipe: Config has an empty suite list")
+		return nil, errors.New("Config has an empty suite list")
 	}
 	var seen uint16
 	for _, su := range s.suites {
 		if !su.Valid() {
-			return nil, fmt.Errorf("spipe: Config lists unknown suite %d", uint8(su))
+			return nil, fmt.Errorf("Config lists unknown suite %d", uint8(su))
 		}
 		if seen&(1<<su) != 0 {
-			return nil, fmt.Errorf("spipe: Config lists suite %s twice", su)
+			return nil, fmt.Errorf("Config lists suite %s twice", su)
 		}
 		seen |= 1 << su
 	}
 	if s.requirePFS && !s.pfs {
-		return nil, errors.New("spipe: Config both disables and requires forward secrecy")
+		return nil, errors.New("Config both disables and requires forward secrecy")
 	}
 	if s.maxPayload == 0 {
 		s.maxPayload = DefaultMaxPayload
 	}
 	if s.maxPayload < MinPayloadLimit || s.maxPayload > MaxPayloadLimit {
-		return nil, fmt.Errorf("spipe: MaxPayload %d outside %d..%d", s.maxPayload, MinPayloadLimit, MaxPayloadLimit)
+		return nil, fmt.Errorf("MaxPayload %d outside %d..%d", s.maxPayload, MinPayloadLimit, MaxPayloadLimit)
 	}
 	if s.padTo < 0 || s.padTo > s.maxPayload {
-		return nil, fmt.Errorf("spipe: PadTo %d outside 0..MaxPayload (%d)", s.padTo, s.maxPayload)
+		return nil, fmt.Errorf("PadTo %d outside 0..MaxPayload (%d)", s.padTo, s.maxPayload)
 	}
 	if s.handshakeTimeout == 0 {
 		s.handshakeTimeout = DefaultHandshakeTimeout
@@ -133,6 +133,8 @@ func (c *Config) settings() (*settings, error) {
 // Client, Server, Dial and Listen report the same error (Client and Server
 // from the first Handshake, Read or Write).
 func (c *Config) Validate() error {
-	_, err := c.settings()
-	return err
+	if _, err := c.settings(); err != nil {
+		return fmt.Errorf("spipe: %w", err)
+	}
+	return nil
 }

@@ -19,6 +19,9 @@ const readAhead = 32 << 10
 // close-write frame.
 const closeNotifyTimeout = time.Second
 
+// errWriteClosed is ErrWriteClosed with context, made once.
+var errWriteClosed = fmt.Errorf("spipe: write: %w", ErrWriteClosed)
+
 // aLongTimeAgo is a deadline in the past, to interrupt blocked I/O.
 var aLongTimeAgo = time.Unix(1, 0)
 
@@ -372,7 +375,7 @@ func (c *Conn) writable() error {
 	case c.closed.Load():
 		return net.ErrClosed
 	case c.out.closed:
-		return ErrWriteClosed
+		return errWriteClosed
 	}
 	return nil
 }

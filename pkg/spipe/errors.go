@@ -11,54 +11,56 @@ import (
 // Sentinel errors. Every error this package returns for a protocol failure
 // wraps exactly one of them, so callers tell cases apart with errors.Is (and
 // [ErrorClass] names them for logs and metrics). None of them carries key
-// material or plaintext.
+// material or plaintext. Their text has no package prefix because Conn's
+// methods return them wrapped with context, e.g. "spipe: read: frame 3:
+// frame failed authentication (...)"; FrameCipher returns them bare.
 var (
 	// ErrVersion: the peer speaks another protocol version (its first byte
 	// is not [Version]).
-	ErrVersion = errors.New("spipe: peer speaks another protocol version")
+	ErrVersion = errors.New("peer speaks another protocol version")
 
 	// ErrAuthentication: a handshake message failed its MAC. The peer holds
 	// a different key, or the message was modified, replayed, reflected or
 	// reordered on the wire; the cases are indistinguishable by design.
-	ErrAuthentication = errors.New("spipe: handshake authentication failed (wrong key or modified message)")
+	ErrAuthentication = errors.New("handshake authentication failed (wrong key or modified message)")
 
 	// ErrNoSharedSuite: the two configs have no cipher suite in common.
-	ErrNoSharedSuite = errors.New("spipe: no cipher suite in common")
+	ErrNoSharedSuite = errors.New("no cipher suite in common")
 
 	// ErrForwardSecrecyRequired: the config requires forward secrecy and the
 	// peer did not offer an ephemeral key.
-	ErrForwardSecrecyRequired = errors.New("spipe: peer refused forward secrecy, which is required")
+	ErrForwardSecrecyRequired = errors.New("peer refused forward secrecy, which is required")
 
 	// ErrMalformedHandshake: an authentic handshake message that breaks the
 	// protocol (unknown flags, impossible suite choice, invalid X25519 key).
 	// Only a peer holding the key can cause it.
-	ErrMalformedHandshake = errors.New("spipe: malformed handshake message")
+	ErrMalformedHandshake = errors.New("malformed handshake message")
 
 	// ErrTampered: a frame failed authentication: it was modified, dropped,
 	// duplicated, reordered or injected on the wire. No byte of it was
 	// returned.
-	ErrTampered = errors.New("spipe: frame failed authentication (tampered, reordered, dropped or duplicated)")
+	ErrTampered = errors.New("frame failed authentication (tampered, reordered, dropped or duplicated)")
 
 	// ErrTruncated: the connection ended (TCP EOF) in the middle of a frame
 	// or without an authenticated close-write frame, so the stream may have
 	// been cut short. During the handshake it means the peer closed the
 	// connection, which is also how a server refuses a client.
-	ErrTruncated = errors.New("spipe: connection ended without authenticated close")
+	ErrTruncated = errors.New("connection ended without authenticated close")
 
 	// ErrFrameTooLarge: a frame header announced a payload above the
 	// receiver's maximum. Detected before anything is allocated or read.
-	ErrFrameTooLarge = errors.New("spipe: frame larger than the maximum payload")
+	ErrFrameTooLarge = errors.New("frame larger than the maximum payload")
 
 	// ErrMalformedFrame: an authentic frame of unknown type or with invalid
 	// padding. Only a peer holding the session key can cause it.
-	ErrMalformedFrame = errors.New("spipe: malformed frame")
+	ErrMalformedFrame = errors.New("malformed frame")
 
 	// ErrCounterExhausted: a direction used up its 2^64-1 frame numbers; the
 	// nonce would repeat, so the connection stops.
-	ErrCounterExhausted = errors.New("spipe: frame counter exhausted")
+	ErrCounterExhausted = errors.New("frame counter exhausted")
 
 	// ErrWriteClosed: Write or SendKeepalive after CloseWrite.
-	ErrWriteClosed = errors.New("spipe: write after CloseWrite")
+	ErrWriteClosed = errors.New("write after CloseWrite")
 )
 
 // ErrorClass names the reason class of an error returned by this package, for

@@ -18,7 +18,7 @@ const MinKeyMaterial = 32
 const maxKeyMaterial = 1 << 20
 
 // ErrShortKey is returned when key material is shorter than MinKeyMaterial.
-var ErrShortKey = fmt.Errorf("spipe: key material shorter than %d bytes", MinKeyMaterial)
+var ErrShortKey = fmt.Errorf("key material shorter than %d bytes", MinKeyMaterial)
 
 // Key is a pre-shared key: the SHA-256 of a key file's whole content, as
 // spiped derives it, so any file of at least 32 bytes works (random bytes,
@@ -33,6 +33,14 @@ type Key struct {
 // ErrShortKey if material has fewer than MinKeyMaterial bytes. Material is
 // not retained.
 func NewKey(material []byte) (*Key, error) {
+	k, err := newKey(material)
+	if err != nil {
+		return nil, fmt.Errorf("spipe: %w", err)
+	}
+	return k, nil
+}
+
+func newKey(material []byte) (*Key, error) {
 	if len(material) < MinKeyMaterial {
 		return nil, ErrShortKey
 	}
@@ -42,15 +50,23 @@ func NewKey(material []byte) (*Key, error) {
 // ReadKey reads all of r (at most 1 MiB) and derives a Key from it, as
 // NewKey does. Use it for `-k -` (key on standard input).
 func ReadKey(r io.Reader) (*Key, error) {
-	material, err := io.ReadAll(io.LimitReader(r, maxKeyMaterial+1))
-	defer clear(material)
+	k, err := readKey(r)
 	if err != nil {
 		return nil, fmt.Errorf("spipe: reading key: %w", err)
 	}
-	if len(material) > maxKeyMaterial {
-		return nil, errors.New("spipe: key material larger than 1 MiB")
+	return k, nil
+}
+
+func readKey(r io.Reader) (*Key, error) {
+	material, err := io.ReadAll(io.LimitReader(r, maxKeyMaterial+1))
+	defer clear(material)
+	if err != nil {
+		return nil, err
 	}
-	return NewKey(material)
+	if len(material) > maxKeyMaterial {
+		return nil, errors.New("key material larger than 1 MiB")
+	}
+	return newKey(material)
 }
 
 // LoadKeyFile reads the key file at path and derives a Key from its whole
@@ -62,7 +78,7 @@ func LoadKeyFile(path string) (*Key, error) {
 		return nil, fmt.Errorf("spipe: key file: %w", err)
 	}
 	defer f.Close()
-	k, err := ReadKey(f)
+	k, err := readKey(f)
 	if err != nil {
 		return nil, fmt.Errorf("spipe: key file %s: %w", path, err)
 	}
