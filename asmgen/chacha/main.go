@@ -8,7 +8,9 @@
 // func(s *[16]uint32, rounds int, dst, src []byte): it XORs len(src)/64 key
 // stream blocks into dst (some kernels require a multiple of their width;
 // their doc comments say so), and adds the number of blocks to s[12] modulo
-// 2^32, touching no other word of s.
+// 2^32, touching no other word of s. rounds is 8, 12 or 20 (the kernels
+// take any even count from 4 up). Kernels are //go:noescape: they keep no
+// pointer, so callers' buffers can stay on the stack.
 package main
 
 import (

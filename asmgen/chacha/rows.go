@@ -25,6 +25,7 @@ func rows(name string, isa arx.ISA, sets int) {
 	per := isa.Bytes / 16
 	width := per * sets
 	TEXT(name, 0, signature)
+	Pragma("noescape")
 	Doc(fmt.Sprintf("%s XORs len(src)/64 ChaCha blocks into dst, %d at a time in the", name, width),
 		fmt.Sprintf("row layout (%s); a last group of fewer blocks stores only those.", isa.Name))
 	a := loadArgs()

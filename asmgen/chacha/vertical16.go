@@ -21,6 +21,7 @@ import (
 func vertical16(name string, isa arx.ISA) {
 	lanes := isa.Lanes()
 	TEXT(name, 0, signature)
+	Pragma("noescape")
 	Doc(fmt.Sprintf("%s XORs len(src)/64 ChaCha blocks into dst, %d at a time in the", name, lanes),
 		fmt.Sprintf("vertical layout (%s); a last group of fewer than %d blocks stores only those.", isa.Name, lanes))
 	a := loadArgs()

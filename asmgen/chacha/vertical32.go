@@ -23,6 +23,7 @@ import (
 func vertical32(name string, sets int) {
 	isa := arx.AVX512
 	TEXT(name, 0, signature)
+	Pragma("noescape")
 	if sets == 1 {
 		Doc(name+" XORs len(src)/64 ChaCha blocks into dst, 16 at a time in the",
 			"vertical layout (AVX-512); a last group of fewer than 16 blocks stores only those.")

@@ -6,40 +6,60 @@ package chachacore
 
 // chachaAVX512x32 XORs len(src)/64 ChaCha blocks into dst, 32 at a time in two
 // interleaved 16-block vertical groups (AVX-512). len(src) must be a multiple of 2048.
+//
+//go:noescape
 func chachaAVX512x32(s *[16]uint32, rounds int, dst []byte, src []byte)
 
 // chachaAVX512x16 XORs len(src)/64 ChaCha blocks into dst, 16 at a time in the
 // vertical layout (AVX-512); a last group of fewer than 16 blocks stores only those.
+//
+//go:noescape
 func chachaAVX512x16(s *[16]uint32, rounds int, dst []byte, src []byte)
 
 // chachaAVX512x8 XORs len(src)/64 ChaCha blocks into dst, 8 at a time in the
 // row layout (avx512); a last group of fewer blocks stores only those.
+//
+//go:noescape
 func chachaAVX512x8(s *[16]uint32, rounds int, dst []byte, src []byte)
 
 // chachaAVX512x4 XORs len(src)/64 ChaCha blocks into dst, 4 at a time in the
 // row layout (avx512); a last group of fewer blocks stores only those.
+//
+//go:noescape
 func chachaAVX512x4(s *[16]uint32, rounds int, dst []byte, src []byte)
 
 // chachaAVX512x2 XORs len(src)/64 ChaCha blocks into dst, 2 at a time in the
 // row layout (avx512vl256); a last group of fewer blocks stores only those.
+//
+//go:noescape
 func chachaAVX512x2(s *[16]uint32, rounds int, dst []byte, src []byte)
 
 // chachaAVX512x1 XORs len(src)/64 ChaCha blocks into dst, 1 at a time in the
 // row layout (avx512vl128); a last group of fewer blocks stores only those.
+//
+//go:noescape
 func chachaAVX512x1(s *[16]uint32, rounds int, dst []byte, src []byte)
 
 // chachaAVX2x8 XORs len(src)/64 ChaCha blocks into dst, 8 at a time in the
 // vertical layout (avx2); a last group of fewer than 8 blocks stores only those.
+//
+//go:noescape
 func chachaAVX2x8(s *[16]uint32, rounds int, dst []byte, src []byte)
 
 // chachaAVX2x2 XORs len(src)/64 ChaCha blocks into dst, 2 at a time in the
 // row layout (avx2); a last group of fewer blocks stores only those.
+//
+//go:noescape
 func chachaAVX2x2(s *[16]uint32, rounds int, dst []byte, src []byte)
 
 // chachaSSSE3x4 XORs len(src)/64 ChaCha blocks into dst, 4 at a time in the
 // vertical layout (ssse3); a last group of fewer than 4 blocks stores only those.
+//
+//go:noescape
 func chachaSSSE3x4(s *[16]uint32, rounds int, dst []byte, src []byte)
 
 // chachaSSSE3x1 XORs len(src)/64 ChaCha blocks into dst, 1 at a time in the
 // row layout (ssse3); a last group of fewer blocks stores only those.
+//
+//go:noescape
 func chachaSSSE3x1(s *[16]uint32, rounds int, dst []byte, src []byte)
