@@ -28,8 +28,8 @@ const (
 // the powers of r and combining the lanes cost a fixed amount per call
 // (measured by BenchmarkPoly1305).
 const (
-	ifmaMinBytes = 256
-	avx2MinBytes = 256
+	ifmaMinBytes = 512
+	avx2MinBytes = 448
 )
 
 // maxCallBytes bounds one assembly call so that a goroutine reaches a

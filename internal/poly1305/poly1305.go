@@ -110,10 +110,19 @@ func (m *MAC) sum(out *[TagSize]byte) {
 
 // Sum writes to out the tag of m under the one-time key key.
 func Sum(out *[TagSize]byte, m []byte, key *[KeySize]byte) {
-	var mac MAC
-	mac.st.init(key)
-	mac.Write(m)
-	mac.sum(out)
+	var st state
+	st.init(key)
+	full := len(m) &^ (blockSize - 1)
+	if full > 0 {
+		updateBlocks(&st, m[:full])
+	}
+	if rest := m[full:]; len(rest) > 0 {
+		var last [blockSize]byte
+		copy(last[:], rest)
+		last[len(rest)] = 1
+		st.block(&last, 0)
+	}
+	st.finish(out)
 }
 
 // Verify reports whether tag is the tag of m under the one-time key key,
