@@ -456,3 +456,24 @@ func TestConcurrentReadWriteClose(t *testing.T) {
 		t.Fatal("goroutines still blocked after Close")
 	}
 }
+
+// TestSteadyStateAllocatesNothing: once both ends have their buffers, a
+// Write and the matching Reads on the other end allocate nothing.
+func TestSteadyStateAllocatesNothing(t *testing.T) {
+	k := newTestKey(t)
+	for _, suite := range []Suite{ChaCha20Poly1305, XSalsa20Poly1305} {
+		cfg := &Config{Keys: []*Key{k}, Suites: []Suite{suite}}
+		cli, srv := connected(t, "tcp", cfg, cfg)
+		wbuf, rbuf := make([]byte, 16<<10), make([]byte, 16<<10)
+		roundTrip := func() {
+			if _, err := cli.Write(wbuf); err != nil {
+				panic(err)
+			}
+			if _, err := io.ReadFull(srv, rbuf); err != nil {
+				panic(err)
+			}
+		}
+		roundTrip() // allocate both ends' buffers
+		assert.Zero(t, testing.AllocsPerRun(50, roundTrip), suite.String())
+	}
+}
