@@ -90,32 +90,34 @@ func absorb(st *state, msg []byte, hibit uint64) {
 	st.h = [3]uint64{h0, h1, h2}
 }
 
-// reduce returns h mod p for any h < 2^134 (h[2] < 16), in constant time.
-func reduce(h [3]uint64) [3]uint64 {
+// reduce returns h mod p for any h < 2^134 (h2 < 16), in constant time.
+// It takes and returns words rather than an array so that they stay in
+// registers.
+func reduce(h0, h1, h2 uint64) (uint64, uint64, uint64) {
 	// Fold bits 130 and up (times 5) into the bottom: h < 2^130 + 15.
 	var c uint64
-	top := h[2] >> 2
-	h[2] &= 3
-	h[0], c = bits.Add64(h[0], top*5, 0)
-	h[1], c = bits.Add64(h[1], 0, c)
-	h[2] += c
+	top := h2 >> 2
+	h2 &= 3
+	h0, c = bits.Add64(h0, top*5, 0)
+	h1, c = bits.Add64(h1, 0, c)
+	h2 += c
 	// Now h < 2p: subtract p once if h + 5 reaches 2^130.
-	t0, c := bits.Add64(h[0], 5, 0)
-	t1, c := bits.Add64(h[1], 0, c)
-	t2 := h[2] + c
+	t0, c := bits.Add64(h0, 5, 0)
+	t1, c := bits.Add64(h1, 0, c)
+	t2 := h2 + c
 	mask := -(t2 >> 2) // all ones iff h >= p (t2 <= 4)
-	h[0] ^= (h[0] ^ t0) & mask
-	h[1] ^= (h[1] ^ t1) & mask
-	h[2] ^= (h[2] ^ t2&3) & mask
-	return h
+	h0 ^= (h0 ^ t0) & mask
+	h1 ^= (h1 ^ t1) & mask
+	h2 ^= (h2 ^ t2&3) & mask
+	return h0, h1, h2
 }
 
 // finish writes (h mod p + s) mod 2^128 to out.
 func (st *state) finish(out *[TagSize]byte) {
-	h := reduce(st.h)
+	h0, h1, _ := reduce(st.h[0], st.h[1], st.h[2])
 	var c uint64
-	h[0], c = bits.Add64(h[0], st.s[0], 0)
-	h[1], _ = bits.Add64(h[1], st.s[1], c)
-	binary.LittleEndian.PutUint64(out[0:8], h[0])
-	binary.LittleEndian.PutUint64(out[8:16], h[1])
+	h0, c = bits.Add64(h0, st.s[0], 0)
+	h1, _ = bits.Add64(h1, st.s[1], c)
+	binary.LittleEndian.PutUint64(out[0:8], h0)
+	binary.LittleEndian.PutUint64(out[8:16], h1)
 }

@@ -199,6 +199,6 @@ func TestReduce(t *testing.T) {
 		{[3]uint64{0xffffffffffffffff, 0xffffffffffffffff, 15}, [3]uint64{19, 0, 0}}, // 2^132 - 1 = 4p + 19
 	}
 	for _, c := range cases {
-		assert.Equal(t, c.want, reduce(c.in), "reduce(%x)", c.in)
+		assert.Equal(t, c.want, reduce3(c.in), "reduce(%x)", c.in)
 	}
 }
