@@ -14,7 +14,8 @@
 // Two layouts:
 //   - vertical (vertical.go): register i holds word i of N blocks, so a
 //     quarter round is plain lane-wise arithmetic and the state is
-//     transposed once before the XOR. Used for long inputs.
+//     transposed once before the XOR. Used for long inputs; on AVX-512 two
+//     such states run interleaved (vertical32.go).
 //   - horizontal (horizontal.go): one block per 128-bit lane in the
 //     diagonal layout of the Salsa20 paper's SIMD form, for inputs shorter
 //     than a vertical batch.
@@ -34,6 +35,7 @@ func main() {
 	genVertical(sse)
 	genVertical(avx2)
 	genVertical(avx512)
+	genVertical32()
 
 	genHorizontal(sse, 1)
 	genHorizontal(avx2, 2)

@@ -19,6 +19,11 @@ func xorVerticalAVX2(s *[16]uint32, pre *[16]uint32, rounds int, dst *byte, src 
 //go:noescape
 func xorVerticalAVX512(s *[16]uint32, pre *[16]uint32, rounds int, dst *byte, src *byte, blocks int)
 
+// xorVertical32AVX512 XORs blocks (a multiple of 32) key stream blocks into dst, as two interleaved 16-block vertical states (AVX512).
+//
+//go:noescape
+func xorVertical32AVX512(s *[16]uint32, pre *[16]uint32, rounds int, dst *byte, src *byte, blocks int)
+
 // xorHorizontalSSSE3x1 XORs blocks key stream blocks into dst, 1 at a time in the diagonal layout (SSSE3).
 //
 //go:noescape

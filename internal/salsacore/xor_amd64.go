@@ -95,12 +95,23 @@ func xorAVX512(s *State, rounds int, dst, src []byte) {
 		xorHorizontalAVX512x1(s, rounds, &dst[0], &src[0], 1)
 		return
 	}
-	v, short := plan(n, 16, 4)
+	pre := firstRound(s)
+	// Batches of 32 on the two-state kernel, the rest as for the other
+	// tiers: 16-block batches (the last one partial) and up to 4 blocks on
+	// the diagonal kernel.
+	done := n &^ 31
+	if done > 0 {
+		xorVertical32AVX512(s, &pre, rounds, &dst[0], &src[0], done)
+		if done == n {
+			return
+		}
+	}
+	v, short := plan(n-done, 16, 4)
 	if v > 0 {
-		pre := firstRound(s)
-		xorVerticalAVX512(s, &pre, rounds, &dst[0], &src[0], v)
+		xorVerticalAVX512(s, &pre, rounds, &dst[done*BlockSize], &src[done*BlockSize], v)
 	}
 	if short > 0 {
-		xorHorizontalAVX512x4(s, rounds, &dst[v*BlockSize], &src[v*BlockSize], short)
+		done += v
+		xorHorizontalAVX512x4(s, rounds, &dst[done*BlockSize], &src[done*BlockSize], short)
 	}
 }
