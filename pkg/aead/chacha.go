@@ -52,18 +52,13 @@ func (a *chachaAEAD) init(s *chachacore.State, nonce []byte) {
 	chachacore.Init(s, subkey[:], n[:])
 }
 
-// headSize is the stack buffer for the first kernel call: block 0 holds the
-// Poly1305 key, the blocks after it the keystream of the message's first
-// headSize-64 bytes.
-const headSize = headBlocks * chachacore.BlockSize
-
 // startHead generates keystream block 0 and, after it, keystream for the
 // first n0 = min(msgLen, headSize-64) message bytes into head, in one kernel
 // call, and returns n0. s is left at the block after them.
 func (a *chachaAEAD) startHead(s *chachacore.State, head *[headSize]byte, msgLen int) int {
 	n0 := min(msgLen, headSize-chachacore.BlockSize)
-	blocks := (chachacore.BlockSize + n0 + chachacore.BlockSize - 1) &^ (chachacore.BlockSize - 1)
-	chachaBlocks(s, a.rounds, head[:blocks], head[:blocks])
+	n := roundUpBlocks(chachacore.BlockSize + n0)
+	chachaBlocks(s, a.rounds, head[:n], head[:n])
 	return n0
 }
 

@@ -18,6 +18,20 @@ const chunkSize = 16 * 1024
 // message come from one call, which a SIMD kernel computes in parallel.
 const headBlocks = 16
 
+// headSize is the stack buffer for that first call: block 0 (the Poly1305
+// key, and for secretbox the first 32 keystream bytes of the message) and
+// the keystream of the message's next bytes.
+const headSize = headBlocks * blockSize
+
+// blockSize is the block size of both ciphers.
+const blockSize = chachacore.BlockSize
+
+// Compile-time check that the two block sizes agree.
+var _ [0]struct{} = [salsacore.BlockSize - chachacore.BlockSize]struct{}{}
+
+// roundUpBlocks rounds n up to whole blocks.
+func roundUpBlocks(n int) int { return (n + blockSize - 1) &^ (blockSize - 1) }
+
 // chachaBlocks is chachacore.XORKeyStreamBlocks for a state and buffers that
 // may live on the caller's stack (see noescape).
 func chachaBlocks(s *chachacore.State, rounds int, dst, src []byte) {

@@ -44,8 +44,8 @@ func (a *secretboxAEAD) init(s *salsacore.State, nonce []byte) {
 // It returns n0 and leaves s at the block after them.
 func (a *secretboxAEAD) startHead(s *salsacore.State, head *[headSize]byte, msgLen int) int {
 	n0 := min(msgLen, headSize-32)
-	blocks := (32 + n0 + salsacore.BlockSize - 1) &^ (salsacore.BlockSize - 1)
-	salsaBlocks(s, a.rounds, head[:blocks], head[:blocks])
+	n := roundUpBlocks(32 + n0)
+	salsaBlocks(s, a.rounds, head[:n], head[:n])
 	return n0
 }
 
