@@ -23,6 +23,8 @@
 //
 // Large messages are processed in 16 KiB chunks: Seal encrypts a chunk and
 // authenticates it while it is still in cache, so memory is streamed once.
+// Open reads the ciphertext twice on purpose, first to verify the tag and
+// then to decrypt, so no unauthenticated plaintext ever exists.
 //
 // A nonce must never repeat under one key: a repeat reveals the XOR of two
 // plaintexts and lets an attacker forge messages. Use a counter (see
