@@ -126,3 +126,4 @@ test-qemu:
 bench-compare:
 	GO=$(GO) BENCHCOUNT=$(BENCHCOUNT) bash scripts/bench-compare.sh
 	@if [ -f scripts/bench-salsa.sh ]; then GO=$(GO) BENCHCOUNT=$(BENCHCOUNT) bash scripts/bench-salsa.sh; fi
+	@if [ -f scripts/bench-poly1305.sh ]; then GO=$(GO) BENCHCOUNT=$(BENCHCOUNT) bash scripts/bench-poly1305.sh; fi
