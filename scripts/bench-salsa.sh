@@ -35,6 +35,7 @@ sizes='64B|256B|1KiB|8KiB|64KiB'
 : >"$out/salsa.txt"
 : >"$out/chacha.txt"
 : >"$out/kernels.txt"
+: >"$out/paired.txt"
 for round in $(seq "$count"); do
   echo "bench-salsa: round $round of $count" >&2
   "${pin[@]}" "$out/salsa20.test" -test.run '^$' -test.benchmem -test.benchtime "$benchtime" \
@@ -43,6 +44,8 @@ for round in $(seq "$count"); do
     -test.bench "^BenchmarkXORKeyStream\$/^chacha20\$/^($sizes)\$/^impl=ours\$" >>"$out/chacha.txt"
   "${pin[@]}" "$out/salsacore.test" -test.run '^$' -test.benchmem -test.benchtime "$benchtime" \
     -test.bench "^BenchmarkKernels\$/^(avx512|avx2|ssse3)\$/^r20\$/^($sizes)\$" >>"$out/kernels.txt"
+  "${pin[@]}" "$out/salsacore.test" -test.run '^$' -test.benchtime "$benchtime" \
+    -test.bench "^BenchmarkPaired\$/^($sizes)\$" >>"$out/paired.txt"
 done
 
 # Medians of MB/s per benchmark name (GOMAXPROCS suffix dropped).
@@ -52,9 +55,14 @@ median() {
        END { for (n in v) { k = split(substr(v[n], 2), a, " ")
                for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
                m = (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
-               printf "%s %.1f\n", n, m } }' "$@"
+               printf "%s %.2f\n", n, m } }' "$@"
 }
 median "$out/salsa.txt" "$out/chacha.txt" "$out/kernels.txt" >"$out/medians.txt"
+# The paired benchmark's metrics, as pseudo-benchmarks NAME/METRIC.
+awk '/^BenchmarkPaired/ { name = $1; sub(/-[0-9]+$/, "", name)
+       for (i = 5; i < NF; i++) if ($(i+1) ~ /^(salsa|xcrypto|chacha)-MB\/s$|^speed/) print name "/" $(i+1), $i, "MB/s" }' \
+  "$out/paired.txt" | awk '{ print "Benchmark" substr($1, 10), $2, "MB/s" }' >"$out/paired-flat.txt"
+median "$out/paired-flat.txt" | sed 's/^/P/' >>"$out/medians.txt"
 
 get() { awk -v n="$1" '$1 == n { print $2 }' "$out/medians.txt"; }
 row() { # label, then one benchmark name pattern with SIZE for the size
@@ -89,6 +97,16 @@ ratio "  Salsa / ChaCha  (target >= 0.9x)" "BenchmarkXORKeyStream/salsa20/SIZE/i
 row "kernel avx512 (whole blocks)" "BenchmarkKernels/avx512/r20/SIZE"
 row "kernel avx2 forced" "BenchmarkKernels/avx2/r20/SIZE"
 row "kernel ssse3 forced" "BenchmarkKernels/ssse3/r20/SIZE"
+echo
+echo "Paired runs (the three contenders alternate in ~20 µs slices; medians of $count):"
+printf '%-34s%10s%10s%10s%10s%10s\n' "" 64B 256B 1KiB 8KiB 64KiB
+row "ours, fastest slice MB/s" "PBenchmarkPaired/SIZE/salsa-MB/s"
+row "x/crypto, fastest slice MB/s" "PBenchmarkPaired/SIZE/xcrypto-MB/s"
+row "ChaCha20, fastest slice MB/s" "PBenchmarkPaired/SIZE/chacha-MB/s"
+ratio "  ours / x/crypto, fastest slices" "PBenchmarkPaired/SIZE/salsa-MB/s" "PBenchmarkPaired/SIZE/xcrypto-MB/s"
+ratio "  Salsa / ChaCha, fastest slices" "PBenchmarkPaired/SIZE/salsa-MB/s" "PBenchmarkPaired/SIZE/chacha-MB/s"
+row "  ours / x/crypto, summed time" "PBenchmarkPaired/SIZE/speedup-vs-xcrypto"
+row "  Salsa / ChaCha, summed time" "PBenchmarkPaired/SIZE/speed-vs-chacha"
 echo "(libsodium's AVX2 Salsa20 measured ~2,470 MB/s at 64 KiB on this machine class)"
 if command -v benchstat >/dev/null 2>&1; then
   echo
