@@ -29,10 +29,20 @@ func main() {
 
 	Generate()
 
-	if err := checkRegisters(outPath(), "AVX512", regexp.MustCompile(`\b[XY](1[6-9]|2[0-9]|3[01])\b|\bZ[0-9]+\b|\bK[1-7]\b`)); err != nil {
+	if err := checkRegisters(outPath(), "AVX512", regexp16()); err != nil {
 		fmt.Fprintln(os.Stderr, "poly1305:", err)
 		os.Exit(1)
 	}
+	if err := checkConstantTime(outPath()); err != nil {
+		fmt.Fprintln(os.Stderr, "poly1305:", err)
+		os.Exit(1)
+	}
+}
+
+// regexp16 matches registers only AVX-512 has: X16-X31, Y16-Y31, ZMM and
+// mask registers.
+func regexp16() *regexp.Regexp {
+	return regexp.MustCompile(`\b[XY](1[6-9]|2[0-9]|3[01])\b|\bZ[0-9]+\b|\bK[1-7]\b`)
 }
 
 // outPath returns the -out argument (avo has parsed it already).
@@ -70,6 +80,42 @@ func checkRegisters(path, feature string, bad *regexp.Regexp) error {
 			fn = line
 		case checking && bad.MatchString(line):
 			return fmt.Errorf("%s: register beyond its ISA in %q", fn, strings.TrimSpace(line))
+		}
+	}
+	return nil
+}
+
+// checkConstantTime is the mechanical half of the constant-time review:
+// every conditional branch must test the block counter, right after the
+// DECQ or TESTQ that sets the flags from it, and no instruction may address
+// memory through an index register (only LEAQ, as arithmetic, may use the
+// scaled-index form). Key, message and tag then reach only arithmetic.
+func checkConstantTime(path string) error {
+	if path == "" {
+		return nil
+	}
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	indexed := regexp.MustCompile(`\)\(\w+\*[1248]\)`)
+	var fn, prev string
+	for _, line := range strings.Split(string(text), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case strings.HasPrefix(line, "TEXT "):
+			fn = line
+		case len(f) == 0 || strings.HasPrefix(f[0], "//") || strings.HasSuffix(f[0], ":"):
+			continue
+		case strings.HasPrefix(f[0], "J") && f[0] != "JMP":
+			if prev != "DECQ" && prev != "TESTQ" {
+				return fmt.Errorf("%s: %s follows %s, not the counter update", fn, f[0], prev)
+			}
+		case indexed.MatchString(line) && f[0] != "LEAQ":
+			return fmt.Errorf("%s: indexed memory access in %q", fn, strings.TrimSpace(line))
+		}
+		if len(f) > 0 {
+			prev = f[0]
 		}
 	}
 	return nil

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func writeTemp(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "k.s")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestCheckConstantTime(t *testing.T) {
+	good := "TEXT ·f(SB), NOSPLIT, $0-8\nloop:\n\tADDQ (BX), DI\n\tLEAQ (R9)(R9*4), R9\n\tDECQ SI\n\tJNZ  loop\n\tRET\n"
+	if err := checkConstantTime(writeTemp(t, good)); err != nil {
+		t.Errorf("counter loop rejected: %v", err)
+	}
+	for name, bad := range map[string]string{
+		"data branch":  "TEXT ·f(SB), NOSPLIT, $0-8\n\tCMPQ DI, $3\n\tJLT  out\nout:\n\tRET\n",
+		"indexed load": "TEXT ·f(SB), NOSPLIT, $0-8\n\tMOVQ (BX)(DI*8), AX\n\tRET\n",
+	} {
+		if err := checkConstantTime(writeTemp(t, bad)); err == nil {
+			t.Errorf("%s accepted", name)
+		}
+	}
+}
+
+func TestCheckRegisters(t *testing.T) {
+	text := "// Requires: AVX, AVX2\nTEXT ·f(SB), NOSPLIT, $0-8\n\tVPADDQ Y1, Y17, Y2\n\tRET\n"
+	if err := checkRegisters(writeTemp(t, text), "AVX512", regexp16()); err == nil {
+		t.Error("Y17 in an AVX2 function accepted")
+	}
+}
