@@ -248,8 +248,12 @@ func (c *Conn) Read(p []byte) (int, error) {
 		if len(p) == 0 {
 			return 0, nil
 		}
-		if err := c.readFrame(); err != nil {
+		n, err := c.readFrame(p)
+		if err != nil {
 			return 0, err
+		}
+		if n > 0 {
+			return n, nil
 		}
 	}
 	n := copy(p, in.data)
@@ -257,36 +261,48 @@ func (c *Conn) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// readFrame reads, authenticates and consumes one frame. in.mu is held.
-func (c *Conn) readFrame() error {
+// readFrame reads, authenticates and consumes one frame. If it is an
+// unpadded data frame that fits in p, it is decrypted straight into p (the
+// AEAD writes nothing there unless the tag is valid) and its length is
+// returned; otherwise its data, if any, is left in in.data and 0 returned.
+// in.mu is held.
+func (c *Conn) readFrame(p []byte) (int, error) {
 	in := &c.in
 	if err := c.fill(FrameHeaderSize); err != nil {
-		return err
+		return 0, err
 	}
 	n := get24(in.buf[in.start+1:])
 	if n > in.limit {
-		return c.failRead(fmt.Errorf("spipe: read: frame of %d bytes: %w", n, ErrFrameTooLarge))
+		return 0, c.failRead(fmt.Errorf("spipe: read: frame of %d bytes: %w", n, ErrFrameTooLarge))
 	}
 	size := n + FrameOverhead
 	if err := c.fill(size); err != nil {
-		return err
+		return 0, err
 	}
 	if in.counter > MaxFrameCounter {
-		return c.failRead(fmt.Errorf("spipe: read: %w", ErrCounterExhausted))
+		return 0, c.failRead(fmt.Errorf("spipe: read: %w", ErrCounterExhausted))
 	}
-	t, data, err := in.fc.OpenFrame(in.buf[in.start:in.start+size], in.counter)
+	frame := in.buf[in.start : in.start+size]
+	dst := frame[FrameHeaderSize+in.fc.ctOff:][:0] // in place
+	direct := frame[0] == byte(FrameData) && n <= len(p)
+	if direct {
+		dst = p[:0] // saves copying the plaintext out afterwards
+	}
+	t, data, err := in.fc.open(dst, frame, in.counter)
 	if err != nil {
-		return c.failRead(fmt.Errorf("spipe: read: frame %d: %w", in.counter, err))
+		return 0, c.failRead(fmt.Errorf("spipe: read: frame %d: %w", in.counter, err))
 	}
 	in.counter++
 	in.start += size
-	switch t {
-	case FrameData:
+	switch {
+	case direct:
+		return len(data), nil
+	case t == FrameData:
 		in.data = data
-	case FrameCloseWrite:
+	case t == FrameCloseWrite:
 		in.err = io.EOF
 	}
-	return nil
+	return 0, nil
 }
 
 // fill makes at least n raw bytes available at in.buf[in.start:]. A timeout

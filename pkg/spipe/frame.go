@@ -167,9 +167,17 @@ func (f *FrameCipher) OpenFrame(frame []byte, counter uint64) (FrameType, []byte
 	if len(frame) > size || counter > MaxFrameCounter {
 		return 0, nil, ErrTampered
 	}
+	return f.open(frame[FrameHeaderSize+f.ctOff:][:0], frame, counter)
+}
+
+// open authenticates frame (whose size the caller has checked) and decrypts
+// its payload into dst, which is frame's own payload for in-place opening
+// or a disjoint buffer with room for it. Nothing is written to dst unless
+// the tag is valid.
+func (f *FrameCipher) open(dst, frame []byte, counter uint64) (FrameType, []byte, error) {
 	header := frame[:FrameHeaderSize]
 	nonce, ad := f.setNonce(counter, header)
-	pt, err := f.aead.Open(frame[FrameHeaderSize+f.ctOff:][:0], nonce, frame[FrameHeaderSize:], ad)
+	pt, err := f.aead.Open(dst, nonce, frame[FrameHeaderSize:], ad)
 	if err != nil {
 		return 0, nil, ErrTampered
 	}

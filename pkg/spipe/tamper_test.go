@@ -183,8 +183,10 @@ func TestHandshakeReplayReflectReorder(t *testing.T) {
 
 // frameScenario sends chunks (one frame each) from client to server
 // through a proxy applying h to the data frames, then CloseWrite, and
-// returns what the server's Read delivered and its final error.
-func frameScenario(t *testing.T, chunks [][]byte, h hook) ([]byte, error) {
+// returns what the server's Read delivered and its final error. The server
+// reads with a buffer of readSize bytes: large buffers take the path that
+// decrypts straight into them, small ones the in-place path.
+func frameScenario(t *testing.T, chunks [][]byte, h hook, readSize int) ([]byte, error) {
 	ccfg, scfg := tamperConfigs(t)
 	cli, srv := proxyPair(t, ccfg, scfg, h)
 	cerr, serr := runHandshakes(t, cli, srv)
@@ -200,7 +202,7 @@ func frameScenario(t *testing.T, chunks [][]byte, h hook) ([]byte, error) {
 		cli.Close() // as a real peer eventually does: the TCP connection ends
 	}()
 	var got bytes.Buffer
-	buf := make([]byte, 1000)
+	buf := make([]byte, readSize)
 	for {
 		n, err := srv.Read(buf)
 		got.Write(buf[:n])
@@ -259,10 +261,13 @@ func TestFrameTampering(t *testing.T) {
 		return nil, false
 	}, ErrTampered, upTo(k)})
 
-	for _, tc := range cases {
-		got, err := frameScenario(t, chunks, tc.h)
-		assert.ErrorIs(t, err, tc.want, tc.name)
-		assert.Equal(t, tc.valid, got, "%s: exactly the authentic prefix is delivered", tc.name)
+	for _, readSize := range []int{7, 1000} {
+		for _, tc := range cases {
+			held = nil
+			got, err := frameScenario(t, chunks, tc.h, readSize)
+			assert.ErrorIs(t, err, tc.want, "%s, reads of %d", tc.name, readSize)
+			assert.Equal(t, tc.valid, got, "%s, reads of %d: exactly the authentic prefix is delivered", tc.name, readSize)
+		}
 	}
 }
 
@@ -280,7 +285,7 @@ func TestFrameBitFlips(t *testing.T) {
 		}
 		for byteIdx := range n {
 			bit := byteIdx*8 + byteIdx%8
-			got, err := frameScenario(t, chunks, onUnit(c2s, frameUnit(target), flipBit(bit)))
+			got, err := frameScenario(t, chunks, onUnit(c2s, frameUnit(target), flipBit(bit)), 7+byteIdx%2*1000)
 			assert.Equal(t, bytes.Join(chunks[:target], nil), got, "frame %d byte %d", target, byteIdx)
 			if byteIdx >= 1 && byteIdx < FrameHeaderSize {
 				assert.True(t, errorIsAny(err, ErrTampered, ErrTruncated, ErrFrameTooLarge), "frame %d byte %d: %v", target, byteIdx, err)
