@@ -41,7 +41,9 @@ func firstRound(s *State) (pre State) {
 // plan splits n > 0 blocks between a tier's vertical kernel (batches of
 // batch blocks) and its diagonal one: the diagonal kernel takes a remainder
 // of at most shortMax blocks, and a longer one is cheaper as one more,
-// partial, vertical batch. The kernels are then called directly (not
+// partial, vertical batch. The thresholds come from timing both kernels on
+// 1 to 16 blocks: a diagonal batch costs about one block's latency, a
+// vertical batch its full throughput cost whatever the count. The kernels are then called directly (not
 // through function values) so that firstRound's result stays on the stack.
 func plan(n, batch, shortMax int) (vertical, short int) {
 	rem := n % batch
@@ -57,7 +59,7 @@ func xorSSSE3(s *State, rounds int, dst, src []byte) {
 		return
 	}
 	_ = dst[len(src)-1] // the kernels write len(src) bytes of dst
-	v, short := plan(n, 4, 2)
+	v, short := plan(n, 4, 1)
 	if v > 0 {
 		pre := firstRound(s)
 		xorVerticalSSSE3(s, &pre, rounds, &dst[0], &src[0], v)
@@ -97,8 +99,8 @@ func xorAVX512(s *State, rounds int, dst, src []byte) {
 	}
 	pre := firstRound(s)
 	// Batches of 32 on the two-state kernel, the rest as for the other
-	// tiers: 16-block batches (the last one partial) and up to 4 blocks on
-	// the diagonal kernel.
+	// tiers: 16-block batches (the last one partial), or up to 8 blocks on
+	// the diagonal kernel, whose 4-block batch costs half a 16-block one.
 	done := n &^ 31
 	if done > 0 {
 		xorVertical32AVX512(s, &pre, rounds, &dst[0], &src[0], done)
@@ -106,7 +108,7 @@ func xorAVX512(s *State, rounds int, dst, src []byte) {
 			return
 		}
 	}
-	v, short := plan(n-done, 16, 4)
+	v, short := plan(n-done, 16, 8)
 	if v > 0 {
 		xorVerticalAVX512(s, &pre, rounds, &dst[done*BlockSize], &src[done*BlockSize], v)
 	}
