@@ -201,12 +201,12 @@ func ifmaPowers(rp Mem, mask44 VecVirtual, accs int) (main [5]VecVirtual, final 
 	t2 := mul(t1, t1)
 	t3 := mul(t2, t1)
 	t4 := mul(t2, t2)
-	t8 := mul(t4, t4)
 
 	// Lanes 0..7 hold blocks 0, 4, 1, 5, 2, 6, 3, 7 and need exponents
-	// 8, 4, 7, 3, 6, 2, 5, 1: split each as (power of two) · (rest),
-	// v1 = [8, 4, 4, 2, 4, 2, 4, 1] and v2 = [1, 1, 3, 1, 2, 1, 1, 1]
-	// (exponents; 0 stands for the number 1).
+	// 8, 4, 7, 3, 6, 2, 5, 1: split each as a sum of two exponents up to 4,
+	// v1 = [4, 4, 4, 2, 4, 2, 4, 1] and v2 = [4, 0, 3, 1, 2, 0, 1, 0]
+	// (exponent 0 is the number 1), so that the product is three
+	// multiplications deep, and r^8 is computed beside it.
 	kmask := func(bits uint16) Op {
 		g, k := GP32(), K()
 		MOVL(U32(bits), g)
@@ -234,9 +234,10 @@ func ifmaPowers(rp Mem, mask44 VecVirtual, accs int) (main [5]VecVirtual, final 
 		VPSUBQ(one[1], one[1], one[1])
 		VPSUBQ(one[2], one[2], one[2])
 	}
-	v1 := blend(t4, map[uint16]num{0x01: t8, 0x28: t2, 0x80: t1})
-	v2 := blend(one, map[uint16]num{0x04: t3, 0x48: t1, 0x10: t2})
+	v1 := blend(t4, map[uint16]num{0x28: t2, 0x80: t1})
+	v2 := blend(one, map[uint16]num{0x01: t4, 0x04: t3, 0x48: t1, 0x10: t2})
 	p := mul(v1, v2) // r^(8 - block) in lane order
+	t8 := mul(t4, t4)
 
 	final = make([][5]VecVirtual, accs)
 	final[accs-1] = ext(p)

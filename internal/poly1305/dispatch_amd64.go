@@ -29,7 +29,7 @@ const (
 // (measured by BenchmarkPoly1305).
 const (
 	ifmaMinBytes = 512
-	avx2MinBytes = 448
+	avx2MinBytes = 384
 )
 
 // maxCallBytes bounds one assembly call so that a goroutine reaches a
