@@ -9,9 +9,14 @@
 # written as Go benchmark lines next to ours in BENCHOUT, so benchstat reads
 # all of them.
 #
+# A second table compares CPU time instead of wall time (our kernels'
+# cpu-MB/s metric against `openssl speed` without -elapsed): on a machine
+# shared with other busy processes it is much steadier. BENCH_CPUTIME=0
+# skips it.
+#
 # Environment: GO (go), BENCHCOUNT (6), BENCHTIME (300ms), OPENSSL_SECONDS
-# (1), BENCH_CPU (the core to pin to, default 1), BENCHOUT (a fresh
-# temporary directory).
+# (1), BENCH_CPU (the core to pin to, default 1), BENCH_CPUTIME (1),
+# BENCHOUT (a fresh temporary directory).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,6 +25,7 @@ count=${BENCHCOUNT:-6}
 benchtime=${BENCHTIME:-300ms}
 osecs=${OPENSSL_SECONDS:-1}
 cpu=${BENCH_CPU:-1}
+cputime=${BENCH_CPUTIME:-1}
 out=${BENCHOUT:-$(mktemp -d)}
 mkdir -p "$out"
 pin=()
@@ -34,18 +40,17 @@ command -v openssl >/dev/null || { echo "bench-compare needs openssl (apt-get in
 sizes='64B|256B|1KiB|8KiB|64KiB'
 declare -A bytes=([64B]=64 [256B]=256 [1KiB]=1024 [8KiB]=8192 [64KiB]=65536)
 
-# openssl_bench NAME [ia32cap]: one `openssl speed` run per size, written as
-# "BenchmarkOpenSSL/NAME/SIZE 1 <ns> ns/op <MB/s> MB/s" lines. -elapsed makes
-# it report wall time, as Go does; -mr prints "+F:...:<bytes per second>".
+# openssl_bench NAME TIMING [ia32cap]: one `openssl speed` run per size,
+# written as "BenchmarkOpenSSL/NAME/SIZE 1 <ns> ns/op <MB/s> MB/s" lines.
+# TIMING "-elapsed" makes it report wall time, as Go does; "" reports its
+# CPU time (compared with our kernels' cpu-MB/s). -mr prints
+# "+F:...:<bytes per second>".
 openssl_bench() {
-  local name=$1 cap=${2-}
+  local name=$1 timing=$2 cap=${3-}
   for s in 64B 256B 1KiB 8KiB 64KiB; do
     local n=${bytes[$s]} bps
-    if [ -n "$cap" ]; then
-      bps=$(OPENSSL_ia32cap="$cap" "${pin[@]}" openssl speed -elapsed -mr -seconds "$osecs" -bytes "$n" -evp chacha20 2>/dev/null | awk -F: '/^\+F:/ { print $4 }')
-    else
-      bps=$("${pin[@]}" openssl speed -elapsed -mr -seconds "$osecs" -bytes "$n" -evp chacha20 2>/dev/null | awk -F: '/^\+F:/ { print $4 }')
-    fi
+    bps=$(env ${cap:+OPENSSL_ia32cap="$cap"} "${pin[@]}" openssl speed $timing -mr -seconds "$osecs" \
+      -bytes "$n" -evp chacha20 2>/dev/null | awk -F: '/^\+F:/ { print $4 }')
     awk -v name="$name" -v s="$s" -v n="$n" -v bps="$bps" \
       'BEGIN { printf "BenchmarkOpenSSL/%s/%s 1 %.1f ns/op %.2f MB/s\n", name, s, 1e9 * n / bps, bps / 1e6 }'
   done
@@ -60,10 +65,14 @@ for round in $(seq "$count"); do
     -test.bench "^BenchmarkXORKeyStream\$/^chacha20\$/^($sizes)\$/" >>"$out/chacha.txt"
   "${pin[@]}" "$out/chachacore.test" -test.run '^$' -test.benchmem -test.benchtime "$benchtime" \
     -test.bench "^BenchmarkKernels\$/^(avx512|avx2)\$/^r20\$/^($sizes)\$" >>"$out/kernels.txt"
-  openssl_bench default >>"$out/openssl.txt"
   # ~0xd0230000 clears the AVX-512 capability bits (F, DQ, IFMA, BW, VL) in
   # OpenSSL's ia32cap word 2; an empty value would disable all SIMD.
-  openssl_bench avx2 ":~0xd0230000" >>"$out/openssl.txt"
+  openssl_bench default -elapsed >>"$out/openssl.txt"
+  openssl_bench avx2 -elapsed ":~0xd0230000" >>"$out/openssl.txt"
+  if [ "$cputime" = 1 ]; then
+    openssl_bench cpu-default "" >>"$out/openssl.txt"
+    openssl_bench cpu-avx2 "" ":~0xd0230000" >>"$out/openssl.txt"
+  fi
 done
 
 # Medians of MB/s per benchmark name (GOMAXPROCS suffix dropped).
@@ -76,6 +85,14 @@ median() {
                printf "%s %.1f\n", n, m } }' "$@"
 }
 median "$out/chacha.txt" "$out/kernels.txt" "$out/openssl.txt" >"$out/medians.txt"
+# Our kernels' cpu-MB/s medians, named .../cpu.
+awk '/^Benchmark/ { name = $1; sub(/-[0-9]+$/, "", name)
+       for (i = 1; i <= NF; i++) if ($(i+1) == "cpu-MB/s") print name "/cpu", $i }' "$out/kernels.txt" |
+  awk '{ v[$1] = v[$1] " " $2 }
+       END { for (n in v) { k = split(substr(v[n], 2), a, " ")
+               for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+               m = (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+               printf "%s %.1f\n", n, m } }' >>"$out/medians.txt"
 
 get() { awk -v n="$1" '$1 == n { print $2 }' "$out/medians.txt"; }
 row() { # label, then one benchmark name pattern with SIZE for the size
@@ -115,4 +132,15 @@ row "kernel avx2 forced (whole blocks)" "BenchmarkKernels/avx2/r20/SIZE"
 row "OpenSSL, AVX-512 masked off" "BenchmarkOpenSSL/avx2/SIZE"
 ratio "  avx2 / OpenSSL AVX2" "BenchmarkKernels/avx2/r20/SIZE" "BenchmarkOpenSSL/avx2/SIZE"
 echo "    target: 64KiB >= 1.0x"
+if [ "$cputime" = 1 ]; then
+  echo
+  echo "CPU time instead of wall time, MB/s (same runs; kernels on whole blocks)"
+  printf '%-40s%10s%10s%10s%10s%10s\n' "" 64B 256B 1KiB 8KiB 64KiB
+  row "kernel avx512" "BenchmarkKernels/avx512/r20/SIZE/cpu"
+  row "OpenSSL (AVX-512), CPU time" "BenchmarkOpenSSL/cpu-default/SIZE"
+  ratio "  avx512 / OpenSSL" "BenchmarkKernels/avx512/r20/SIZE/cpu" "BenchmarkOpenSSL/cpu-default/SIZE"
+  row "kernel avx2 forced" "BenchmarkKernels/avx2/r20/SIZE/cpu"
+  row "OpenSSL, AVX-512 masked off, CPU time" "BenchmarkOpenSSL/cpu-avx2/SIZE"
+  ratio "  avx2 / OpenSSL AVX2" "BenchmarkKernels/avx2/r20/SIZE/cpu" "BenchmarkOpenSSL/cpu-avx2/SIZE"
+fi
 echo "raw results in $out (benchstat $out/chacha.txt ...)"
