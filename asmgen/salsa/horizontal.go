@@ -232,10 +232,10 @@ func laneMasks() Mem {
 
 // counterSteps is the table added to the C diagonal of a horizontal kernel
 // with per blocks: with step false, lane L gets L (block L of the batch);
-// with step true, every lane gets per (the next batch).
+// with step true, every lane (up to four) gets per (the next batch).
 func counterSteps(per int, step bool) Mem {
 	var c [16]uint32
-	for l := range per {
+	for l := range min(per, 4) {
 		c[4*l] = uint32(l)
 		if step {
 			c[4*l] = uint32(per)

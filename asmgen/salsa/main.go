@@ -41,6 +41,7 @@ func main() {
 	genHorizontal(avx2, 2)
 	genHorizontal(avx512, 1)
 	genHorizontal(avx512, 4)
+	genHorizontal8()
 
 	Generate()
 }

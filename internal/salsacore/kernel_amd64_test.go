@@ -41,6 +41,7 @@ func rawKernels() []rawKernel {
 		{"xorVerticalAVX512", withFirstRound(xorVerticalAVX512), avx512, 1},
 		{"xorHorizontalAVX512x1", xorHorizontalAVX512x1, avx512, 1},
 		{"xorHorizontalAVX512x4", xorHorizontalAVX512x4, avx512, 1},
+		{"xorHorizontalAVX512x8", xorHorizontalAVX512x8, avx512, 1},
 	}
 }
 

@@ -3354,3 +3354,321 @@ DATA salsa_counter4_true<>+52(SB)/4, $0x00000000
 DATA salsa_counter4_true<>+56(SB)/4, $0x00000000
 DATA salsa_counter4_true<>+60(SB)/4, $0x00000000
 GLOBL salsa_counter4_true<>(SB), RODATA|NOPTR, $64
+
+// func xorHorizontalAVX512x8(s *[16]uint32, rounds int, dst *byte, src *byte, blocks int)
+// Requires: AVX, AVX512F
+TEXT ·xorHorizontalAVX512x8(SB), NOSPLIT, $0-40
+	MOVQ  s+0(FP), SI
+	MOVQ  rounds+8(FP), R8
+	MOVQ  dst+16(FP), DI
+	MOVQ  src+24(FP), DX
+	MOVQ  blocks+32(FP), CX
+	MOVL  $0x00002222, AX
+	KMOVW AX, K1
+	MOVL  $0x00004444, AX
+	KMOVW AX, K2
+	MOVL  $0x00008888, AX
+	KMOVW AX, K3
+
+	// Load the matrix rows and blend them into the diagonals of both groups.
+	VBROADCASTI32X4 (SI), Z18
+	VBROADCASTI32X4 16(SI), Z19
+	VBROADCASTI32X4 32(SI), Z20
+	VBROADCASTI32X4 48(SI), Z21
+	VPBLENDMD       Z19, Z18, K1, Z10
+	VPBLENDMD       Z20, Z10, K2, Z10
+	VPBLENDMD       Z21, Z10, K3, Z10
+	VMOVDQA32       Z10, Z14
+	VPBLENDMD       Z20, Z19, K1, Z11
+	VPBLENDMD       Z21, Z11, K2, Z11
+	VPBLENDMD       Z18, Z11, K3, Z11
+	VMOVDQA32       Z11, Z15
+	VPBLENDMD       Z21, Z20, K1, Z12
+	VPBLENDMD       Z18, Z12, K2, Z12
+	VPBLENDMD       Z19, Z12, K3, Z12
+	VPBLENDMD       Z18, Z21, K1, Z13
+	VPBLENDMD       Z19, Z13, K2, Z13
+	VPBLENDMD       Z20, Z13, K3, Z13
+	VMOVDQA32       Z13, Z17
+	VPADDD          salsa_group4<>+0(SB), Z12, Z16
+	VPADDD          salsa_counter4_false<>+0(SB), Z12, Z12
+	TESTQ           CX, CX
+	JZ              xorHorizontalAVX512x8_done
+
+xorHorizontalAVX512x8_batch:
+	VMOVDQA32 Z10, Z0
+	VMOVDQA32 Z11, Z1
+	VMOVDQA32 Z12, Z2
+	VMOVDQA32 Z13, Z3
+	VMOVDQA32 Z14, Z4
+	VMOVDQA32 Z15, Z5
+	VMOVDQA32 Z16, Z6
+	VMOVDQA32 Z17, Z7
+	MOVQ      R8, R9
+	SHRQ      $0x01, R9
+
+xorHorizontalAVX512x8_double:
+	VPADDD  Z3, Z0, Z8
+	VPROLD  $0x07, Z8, Z8
+	VPXORD  Z8, Z1, Z1
+	VPADDD  Z7, Z4, Z9
+	VPROLD  $0x07, Z9, Z9
+	VPXORD  Z9, Z5, Z5
+	VPADDD  Z0, Z1, Z8
+	VPROLD  $0x09, Z8, Z8
+	VPXORD  Z8, Z2, Z2
+	VPADDD  Z4, Z5, Z9
+	VPROLD  $0x09, Z9, Z9
+	VPXORD  Z9, Z6, Z6
+	VPADDD  Z1, Z2, Z8
+	VPROLD  $0x0d, Z8, Z8
+	VPXORD  Z8, Z3, Z3
+	VPADDD  Z5, Z6, Z9
+	VPROLD  $0x0d, Z9, Z9
+	VPXORD  Z9, Z7, Z7
+	VPADDD  Z2, Z3, Z8
+	VPROLD  $0x12, Z8, Z8
+	VPXORD  Z8, Z0, Z0
+	VPADDD  Z6, Z7, Z9
+	VPROLD  $0x12, Z9, Z9
+	VPXORD  Z9, Z4, Z4
+	VPSHUFD $0x39, Z3, Z3
+	VPSHUFD $0x39, Z7, Z7
+	VPSHUFD $0x4e, Z2, Z2
+	VPSHUFD $0x4e, Z6, Z6
+	VPSHUFD $0x93, Z1, Z1
+	VPSHUFD $0x93, Z5, Z5
+	VPADDD  Z1, Z0, Z8
+	VPROLD  $0x07, Z8, Z8
+	VPXORD  Z8, Z3, Z3
+	VPADDD  Z5, Z4, Z9
+	VPROLD  $0x07, Z9, Z9
+	VPXORD  Z9, Z7, Z7
+	VPADDD  Z0, Z3, Z8
+	VPROLD  $0x09, Z8, Z8
+	VPXORD  Z8, Z2, Z2
+	VPADDD  Z4, Z7, Z9
+	VPROLD  $0x09, Z9, Z9
+	VPXORD  Z9, Z6, Z6
+	VPADDD  Z3, Z2, Z8
+	VPROLD  $0x0d, Z8, Z8
+	VPXORD  Z8, Z1, Z1
+	VPADDD  Z7, Z6, Z9
+	VPROLD  $0x0d, Z9, Z9
+	VPXORD  Z9, Z5, Z5
+	VPADDD  Z2, Z1, Z8
+	VPROLD  $0x12, Z8, Z8
+	VPXORD  Z8, Z0, Z0
+	VPADDD  Z6, Z5, Z9
+	VPROLD  $0x12, Z9, Z9
+	VPXORD  Z9, Z4, Z4
+	VPSHUFD $0x93, Z3, Z3
+	VPSHUFD $0x93, Z7, Z7
+	VPSHUFD $0x4e, Z2, Z2
+	VPSHUFD $0x4e, Z6, Z6
+	VPSHUFD $0x39, Z1, Z1
+	VPSHUFD $0x39, Z5, Z5
+	DECQ    R9
+	JNZ     xorHorizontalAVX512x8_double
+
+	// Feed forward, then back to matrix rows and out, group by group.
+	VPADDD     Z10, Z0, Z0
+	VPADDD     Z11, Z1, Z1
+	VPADDD     Z12, Z2, Z2
+	VPADDD     Z13, Z3, Z3
+	VPADDD     Z14, Z4, Z4
+	VPADDD     Z15, Z5, Z5
+	VPADDD     Z16, Z6, Z6
+	VPADDD     Z17, Z7, Z7
+	CMPQ       CX, $0x08
+	JB         xorHorizontalAVX512x8_partial
+	VPBLENDMD  Z3, Z0, K1, Z18
+	VPBLENDMD  Z2, Z18, K2, Z18
+	VPBLENDMD  Z1, Z18, K3, Z18
+	VPBLENDMD  Z0, Z1, K1, Z19
+	VPBLENDMD  Z3, Z19, K2, Z19
+	VPBLENDMD  Z2, Z19, K3, Z19
+	VPBLENDMD  Z1, Z2, K1, Z20
+	VPBLENDMD  Z0, Z20, K2, Z20
+	VPBLENDMD  Z3, Z20, K3, Z20
+	VPBLENDMD  Z2, Z3, K1, Z21
+	VPBLENDMD  Z1, Z21, K2, Z21
+	VPBLENDMD  Z0, Z21, K3, Z21
+	VSHUFI32X4 $0x44, Z19, Z18, Z22
+	VSHUFI32X4 $0xee, Z19, Z18, Z18
+	VSHUFI32X4 $0x44, Z21, Z20, Z19
+	VSHUFI32X4 $0xee, Z21, Z20, Z20
+	VSHUFI32X4 $0x88, Z19, Z22, Z21
+	VSHUFI32X4 $0xdd, Z19, Z22, Z22
+	VSHUFI32X4 $0x88, Z20, Z18, Z19
+	VSHUFI32X4 $0xdd, Z20, Z18, Z18
+	VPXORD     (DX), Z21, Z21
+	VMOVDQU32  Z21, (DI)
+	VPXORD     64(DX), Z22, Z22
+	VMOVDQU32  Z22, 64(DI)
+	VPXORD     128(DX), Z19, Z19
+	VMOVDQU32  Z19, 128(DI)
+	VPXORD     192(DX), Z18, Z18
+	VMOVDQU32  Z18, 192(DI)
+	VPBLENDMD  Z7, Z4, K1, Z18
+	VPBLENDMD  Z6, Z18, K2, Z18
+	VPBLENDMD  Z5, Z18, K3, Z18
+	VPBLENDMD  Z4, Z5, K1, Z19
+	VPBLENDMD  Z7, Z19, K2, Z19
+	VPBLENDMD  Z6, Z19, K3, Z19
+	VPBLENDMD  Z5, Z6, K1, Z20
+	VPBLENDMD  Z4, Z20, K2, Z20
+	VPBLENDMD  Z7, Z20, K3, Z20
+	VPBLENDMD  Z6, Z7, K1, Z21
+	VPBLENDMD  Z5, Z21, K2, Z21
+	VPBLENDMD  Z4, Z21, K3, Z21
+	VSHUFI32X4 $0x44, Z19, Z18, Z22
+	VSHUFI32X4 $0xee, Z19, Z18, Z18
+	VSHUFI32X4 $0x44, Z21, Z20, Z19
+	VSHUFI32X4 $0xee, Z21, Z20, Z20
+	VSHUFI32X4 $0x88, Z19, Z22, Z21
+	VSHUFI32X4 $0xdd, Z19, Z22, Z22
+	VSHUFI32X4 $0x88, Z20, Z18, Z19
+	VSHUFI32X4 $0xdd, Z20, Z18, Z18
+	VPXORD     256(DX), Z21, Z21
+	VMOVDQU32  Z21, 256(DI)
+	VPXORD     320(DX), Z22, Z22
+	VMOVDQU32  Z22, 320(DI)
+	VPXORD     384(DX), Z19, Z19
+	VMOVDQU32  Z19, 384(DI)
+	VPXORD     448(DX), Z18, Z18
+	VMOVDQU32  Z18, 448(DI)
+	ADDQ       $0x00000200, DI
+	ADDQ       $0x00000200, DX
+	VPADDD     salsa_counter8_true<>+0(SB), Z12, Z12
+	VPADDD     salsa_counter8_true<>+0(SB), Z16, Z16
+	SUBQ       $0x08, CX
+	JNZ        xorHorizontalAVX512x8_batch
+	JMP        xorHorizontalAVX512x8_done
+
+xorHorizontalAVX512x8_partial:
+	VPBLENDMD  Z3, Z0, K1, Z18
+	VPBLENDMD  Z2, Z18, K2, Z18
+	VPBLENDMD  Z1, Z18, K3, Z18
+	VPBLENDMD  Z0, Z1, K1, Z19
+	VPBLENDMD  Z3, Z19, K2, Z19
+	VPBLENDMD  Z2, Z19, K3, Z19
+	VPBLENDMD  Z1, Z2, K1, Z20
+	VPBLENDMD  Z0, Z20, K2, Z20
+	VPBLENDMD  Z3, Z20, K3, Z20
+	VPBLENDMD  Z2, Z3, K1, Z21
+	VPBLENDMD  Z1, Z21, K2, Z21
+	VPBLENDMD  Z0, Z21, K3, Z21
+	VSHUFI32X4 $0x44, Z19, Z18, Z22
+	VSHUFI32X4 $0xee, Z19, Z18, Z18
+	VSHUFI32X4 $0x44, Z21, Z20, Z19
+	VSHUFI32X4 $0xee, Z21, Z20, Z20
+	VSHUFI32X4 $0x88, Z19, Z22, Z21
+	VSHUFI32X4 $0xdd, Z19, Z22, Z22
+	VSHUFI32X4 $0x88, Z20, Z18, Z19
+	VSHUFI32X4 $0xdd, Z20, Z18, Z18
+	VPXORD     (DX), Z21, Z21
+	VMOVDQU32  Z21, (DI)
+	CMPQ       CX, $0x01
+	JBE        xorHorizontalAVX512x8_part_part_skip_1_0
+	VPXORD     64(DX), Z22, Z22
+	VMOVDQU32  Z22, 64(DI)
+
+xorHorizontalAVX512x8_part_part_skip_1_0:
+	CMPQ      CX, $0x02
+	JBE       xorHorizontalAVX512x8_part_part_skip_2_0
+	VPXORD    128(DX), Z19, Z19
+	VMOVDQU32 Z19, 128(DI)
+
+xorHorizontalAVX512x8_part_part_skip_2_0:
+	CMPQ      CX, $0x03
+	JBE       xorHorizontalAVX512x8_part_part_skip_3_0
+	VPXORD    192(DX), Z18, Z18
+	VMOVDQU32 Z18, 192(DI)
+
+xorHorizontalAVX512x8_part_part_skip_3_0:
+	VPBLENDMD  Z7, Z4, K1, Z18
+	VPBLENDMD  Z6, Z18, K2, Z18
+	VPBLENDMD  Z5, Z18, K3, Z18
+	VPBLENDMD  Z4, Z5, K1, Z19
+	VPBLENDMD  Z7, Z19, K2, Z19
+	VPBLENDMD  Z6, Z19, K3, Z19
+	VPBLENDMD  Z5, Z6, K1, Z20
+	VPBLENDMD  Z4, Z20, K2, Z20
+	VPBLENDMD  Z7, Z20, K3, Z20
+	VPBLENDMD  Z6, Z7, K1, Z21
+	VPBLENDMD  Z5, Z21, K2, Z21
+	VPBLENDMD  Z4, Z21, K3, Z21
+	VSHUFI32X4 $0x44, Z19, Z18, Z22
+	VSHUFI32X4 $0xee, Z19, Z18, Z18
+	VSHUFI32X4 $0x44, Z21, Z20, Z19
+	VSHUFI32X4 $0xee, Z21, Z20, Z20
+	VSHUFI32X4 $0x88, Z19, Z22, Z21
+	VSHUFI32X4 $0xdd, Z19, Z22, Z22
+	VSHUFI32X4 $0x88, Z20, Z18, Z19
+	VSHUFI32X4 $0xdd, Z20, Z18, Z18
+	CMPQ       CX, $0x04
+	JBE        xorHorizontalAVX512x8_part_part_skip_4_0
+	VPXORD     256(DX), Z21, Z21
+	VMOVDQU32  Z21, 256(DI)
+
+xorHorizontalAVX512x8_part_part_skip_4_0:
+	CMPQ      CX, $0x05
+	JBE       xorHorizontalAVX512x8_part_part_skip_5_0
+	VPXORD    320(DX), Z22, Z22
+	VMOVDQU32 Z22, 320(DI)
+
+xorHorizontalAVX512x8_part_part_skip_5_0:
+	CMPQ      CX, $0x06
+	JBE       xorHorizontalAVX512x8_part_part_skip_6_0
+	VPXORD    384(DX), Z19, Z19
+	VMOVDQU32 Z19, 384(DI)
+
+xorHorizontalAVX512x8_part_part_skip_6_0:
+	CMPQ      CX, $0x07
+	JBE       xorHorizontalAVX512x8_part_part_skip_7_0
+	VPXORD    448(DX), Z18, Z18
+	VMOVDQU32 Z18, 448(DI)
+
+xorHorizontalAVX512x8_part_part_skip_7_0:
+xorHorizontalAVX512x8_done:
+	MOVQ blocks+32(FP), AX
+	ADDL AX, 32(SI)
+	VZEROUPPER
+	RET
+
+DATA salsa_group4<>+0(SB)/4, $0x00000004
+DATA salsa_group4<>+4(SB)/4, $0x00000000
+DATA salsa_group4<>+8(SB)/4, $0x00000000
+DATA salsa_group4<>+12(SB)/4, $0x00000000
+DATA salsa_group4<>+16(SB)/4, $0x00000005
+DATA salsa_group4<>+20(SB)/4, $0x00000000
+DATA salsa_group4<>+24(SB)/4, $0x00000000
+DATA salsa_group4<>+28(SB)/4, $0x00000000
+DATA salsa_group4<>+32(SB)/4, $0x00000006
+DATA salsa_group4<>+36(SB)/4, $0x00000000
+DATA salsa_group4<>+40(SB)/4, $0x00000000
+DATA salsa_group4<>+44(SB)/4, $0x00000000
+DATA salsa_group4<>+48(SB)/4, $0x00000007
+DATA salsa_group4<>+52(SB)/4, $0x00000000
+DATA salsa_group4<>+56(SB)/4, $0x00000000
+DATA salsa_group4<>+60(SB)/4, $0x00000000
+GLOBL salsa_group4<>(SB), RODATA|NOPTR, $64
+
+DATA salsa_counter8_true<>+0(SB)/4, $0x00000008
+DATA salsa_counter8_true<>+4(SB)/4, $0x00000000
+DATA salsa_counter8_true<>+8(SB)/4, $0x00000000
+DATA salsa_counter8_true<>+12(SB)/4, $0x00000000
+DATA salsa_counter8_true<>+16(SB)/4, $0x00000008
+DATA salsa_counter8_true<>+20(SB)/4, $0x00000000
+DATA salsa_counter8_true<>+24(SB)/4, $0x00000000
+DATA salsa_counter8_true<>+28(SB)/4, $0x00000000
+DATA salsa_counter8_true<>+32(SB)/4, $0x00000008
+DATA salsa_counter8_true<>+36(SB)/4, $0x00000000
+DATA salsa_counter8_true<>+40(SB)/4, $0x00000000
+DATA salsa_counter8_true<>+44(SB)/4, $0x00000000
+DATA salsa_counter8_true<>+48(SB)/4, $0x00000008
+DATA salsa_counter8_true<>+52(SB)/4, $0x00000000
+DATA salsa_counter8_true<>+56(SB)/4, $0x00000000
+DATA salsa_counter8_true<>+60(SB)/4, $0x00000000
+GLOBL salsa_counter8_true<>(SB), RODATA|NOPTR, $64

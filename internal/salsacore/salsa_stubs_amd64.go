@@ -43,3 +43,8 @@ func xorHorizontalAVX512x1(s *[16]uint32, rounds int, dst *byte, src *byte, bloc
 //
 //go:noescape
 func xorHorizontalAVX512x4(s *[16]uint32, rounds int, dst *byte, src *byte, blocks int)
+
+// xorHorizontalAVX512x8 XORs blocks key stream blocks into dst, 8 at a time as two interleaved 4-block groups in the diagonal layout (AVX512).
+//
+//go:noescape
+func xorHorizontalAVX512x8(s *[16]uint32, rounds int, dst *byte, src *byte, blocks int)

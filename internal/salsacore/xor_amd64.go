@@ -100,7 +100,8 @@ func xorAVX512(s *State, rounds int, dst, src []byte) {
 	pre := firstRound(s)
 	// Batches of 32 on the two-state kernel, the rest as for the other
 	// tiers: 16-block batches (the last one partial), or up to 8 blocks on
-	// the diagonal kernel, whose 4-block batch costs half a 16-block one.
+	// the diagonal kernels: 4 blocks cost half a 16-block batch, 8 blocks
+	// (two interleaved groups) two thirds.
 	done := n &^ 31
 	if done > 0 {
 		xorVertical32AVX512(s, &pre, rounds, &dst[0], &src[0], done)
@@ -112,8 +113,11 @@ func xorAVX512(s *State, rounds int, dst, src []byte) {
 	if v > 0 {
 		xorVerticalAVX512(s, &pre, rounds, &dst[done*BlockSize], &src[done*BlockSize], v)
 	}
-	if short > 0 {
-		done += v
+	done += v
+	switch {
+	case short > 4:
+		xorHorizontalAVX512x8(s, rounds, &dst[done*BlockSize], &src[done*BlockSize], short)
+	case short > 0:
 		xorHorizontalAVX512x4(s, rounds, &dst[done*BlockSize], &src[done*BlockSize], short)
 	}
 }
