@@ -45,11 +45,15 @@ func keystream(c *salsa20.Cipher, n int) []byte {
 }
 
 // xorInChunks XORs src into dst through c in consecutive calls whose
-// lengths r picks (from 0 up to a few blocks), ending with whatever is
-// left; it must give the same bytes as a single call.
+// lengths r picks (from 0 up to a few blocks, or 1/64 of a long src),
+// ending with whatever is left; it must give the same bytes as one call.
 func xorInChunks(r *rand.Rand, c interface{ XORKeyStream(dst, src []byte) }, dst, src []byte) {
+	// Long streams get proportionally longer chunks, so the multi-MiB
+	// vectors stay quick under -race while every chunk still starts and
+	// ends mid-block.
+	maxChunk := max(3*salsa20.BlockSize+2, len(src)/64)
 	for len(src) > 0 {
-		n := min(len(src), r.IntN(3*salsa20.BlockSize+2))
+		n := min(len(src), r.IntN(maxChunk))
 		c.XORKeyStream(dst[:n], src[:n])
 		dst, src = dst[n:], src[n:]
 	}
