@@ -12,6 +12,14 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
+// kernelFunc is the shape of the diagonal-layout kernels: blocks > 0 whole
+// blocks from src to dst, counter in s[8].
+type kernelFunc func(s *[16]uint32, rounds int, dst, src *byte, blocks int)
+
+// verticalFunc is the shape of the vertical kernels, which also take the
+// counter-independent part of the first round (see firstRound).
+type verticalFunc func(s, pre *[16]uint32, rounds int, dst, src *byte, blocks int)
+
 // rawKernel is one generated function, tested on every block count
 // whatever the dispatcher would route to it.
 type rawKernel struct {
