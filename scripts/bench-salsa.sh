@@ -60,9 +60,12 @@ median() {
 median "$out/salsa.txt" "$out/chacha.txt" "$out/kernels.txt" >"$out/medians.txt"
 # The paired benchmark's metrics, as pseudo-benchmarks NAME/METRIC.
 awk '/^BenchmarkPaired/ { name = $1; sub(/-[0-9]+$/, "", name)
-       for (i = 5; i < NF; i++) if ($(i+1) ~ /^(salsa|xcrypto|chacha)-MB\/s$|^speed/) print name "/" $(i+1), $i, "MB/s" }' \
+       for (i = 5; i < NF; i++) if ($(i+1) ~ /^(salsa|xcrypto|chacha)-MB\/s$|^speed|^cpu-speed|^salsa-cpu/) print name "/" $(i+1), $i, "MB/s" }' \
   "$out/paired.txt" | awk '{ print "Benchmark" substr($1, 10), $2, "MB/s" }' >"$out/paired-flat.txt"
 median "$out/paired-flat.txt" | sed 's/^/P/' >>"$out/medians.txt"
+awk '/^BenchmarkKernels/ { name = $1; sub(/-[0-9]+$/, "", name)
+       for (i = 5; i < NF; i++) if ($(i+1) == "cpu-MB/s") print "BenchmarkCPU" substr(name, 10), $i, "MB/s" }' "$out/kernels.txt" |
+  median /dev/stdin >>"$out/medians.txt"
 
 get() { awk -v n="$1" '$1 == n { print $2 }' "$out/medians.txt"; }
 row() { # label, then one benchmark name pattern with SIZE for the size
@@ -107,6 +110,15 @@ ratio "  ours / x/crypto, fastest slices" "PBenchmarkPaired/SIZE/salsa-MB/s" "PB
 ratio "  Salsa / ChaCha, fastest slices" "PBenchmarkPaired/SIZE/salsa-MB/s" "PBenchmarkPaired/SIZE/chacha-MB/s"
 row "  ours / x/crypto, summed time" "PBenchmarkPaired/SIZE/speedup-vs-xcrypto"
 row "  Salsa / ChaCha, summed time" "PBenchmarkPaired/SIZE/speed-vs-chacha"
+row "ours, thread CPU time MB/s" "PBenchmarkPaired/SIZE/salsa-cpu-MB/s"
+row "  ours / x/crypto, CPU time" "PBenchmarkPaired/SIZE/cpu-speedup-vs-xcrypto"
+row "  Salsa / ChaCha, CPU time" "PBenchmarkPaired/SIZE/cpu-speed-vs-chacha"
+echo
+echo "Kernels forced, whole blocks, thread CPU time MB/s (medians of $count):"
+printf '%-34s%10s%10s%10s%10s%10s\n' "" 64B 256B 1KiB 8KiB 64KiB
+row "avx512" "BenchmarkCPUKernels/avx512/r20/SIZE"
+row "avx2" "BenchmarkCPUKernels/avx2/r20/SIZE"
+row "ssse3" "BenchmarkCPUKernels/ssse3/r20/SIZE"
 echo "(libsodium's AVX2 Salsa20 measured ~2,470 MB/s at 64 KiB on this machine class)"
 if command -v benchstat >/dev/null 2>&1; then
   echo
