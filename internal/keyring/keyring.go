@@ -33,15 +33,16 @@ func Load(files []string, stdin io.Reader, log *slog.Logger) (*Keyring, []*spipe
 		return nil, nil, errors.New("no key file given (-k FILE)")
 	}
 	r := &Keyring{files: files, log: log}
-	seenStdin := false
+	stdins := 0
 	for _, f := range files {
-		if f != Stdin {
-			continue
+		if f == Stdin {
+			stdins++
 		}
-		if seenStdin {
-			return nil, nil, errors.New("-k - given twice: standard input holds one key")
-		}
-		seenStdin = true
+	}
+	if stdins > 1 {
+		return nil, nil, errors.New("-k - given twice: standard input holds one key")
+	}
+	if stdins == 1 {
 		k, err := spipe.ReadKey(stdin)
 		if err != nil {
 			return nil, nil, describe("key on standard input", err)
