@@ -8,8 +8,9 @@
 // blocks 64-byte key stream blocks into dst, starting at the block counter
 // in s[8], and stores s[8]+blocks (mod 2^32) back. It never touches
 // s[9]: the Go caller splits calls where s[8] wraps. blocks may be any
-// positive count; a kernel reads and writes whole blocks only, never past
-// dst[:64*blocks] or src[:64*blocks].
+// positive count (a multiple of 32 for xorVertical32AVX512); a kernel
+// reads and writes whole blocks only, never past dst[:64*blocks] or
+// src[:64*blocks].
 //
 // Two layouts:
 //   - vertical (vertical.go): register i holds word i of N blocks, so a
@@ -18,7 +19,13 @@
 //     such states run interleaved (vertical32.go).
 //   - horizontal (horizontal.go): one block per 128-bit lane in the
 //     diagonal layout of the Salsa20 paper's SIMD form, for inputs shorter
-//     than a vertical batch.
+//     than a vertical batch; on AVX-512 also two interleaved 4-block groups
+//     (horizontal8.go).
+//
+// Rotations are VPROLD on AVX-512 and shift/xor/shift/xor into the
+// destination elsewhere (Salsa20 rotates by 7, 9, 13 and 18, so byte
+// shuffles never apply). The shared add/xor/rotate, transpose and load/store
+// helpers come from asmgen/arx.
 //
 // Run it from asmgen/ (see the Makefile's generate target):
 //
