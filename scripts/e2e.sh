@@ -84,6 +84,15 @@ want=$(sha256sum <"$work/upload.bin" | cut -d' ' -f1)
 got=$(ssh_run 'sha256sum' <"$work/upload.bin" | cut -d' ' -f1) || fail "ssh upload"
 [ "$got" = "$want" ] || fail "20 MB through ssh: sha256 $got, want $want"
 echo "   20 MB through the ssh session: sha256 matches"
+"$BIN" keygen "$work/wrong-key"
+if ssh -F /dev/null -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
+    -o LogLevel=ERROR -o ConnectTimeout=20 -i "$work/user_key" \
+    -o ProxyCommand="$BIN connect -t 127.0.0.1:$lsn_ssh -k $work/wrong-key --log-level error" \
+    "$(id -un)@spipe-e2e" true 2>>"$work/ssh-wrong-key.log"; then
+  fail "ssh got through spipe with the wrong key"
+fi
+grep -q 'stage=handshake reason=auth' "$work/listen-ssh.log" || fail "spipe listen did not log the wrong key"
+echo "   ssh with the wrong spipe key is refused at the spipe handshake"
 
 # --- 2. curl through spipe ------------------------------------------------
 echo "== curl through spipe connect/listen from python3 -m http.server"
