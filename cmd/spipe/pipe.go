@@ -36,28 +36,28 @@ type pipeFlags struct {
 
 func (p *pipeFlags) register(fs *pflag.FlagSet, mode service.Mode) {
 	if mode == service.Listen {
-		fs.StringVarP(&p.source, "source", "s", "", "address to accept encrypted connections on: host:port, [v6]:port or /abs/unix.sock (required)")
-		fs.StringVarP(&p.target, "target", "t", "", "address to forward the plaintext to: host:port or /abs/unix.sock (required)")
-		fs.StringArrayVarP(&p.keys, "key", "k", nil, "key file (repeat to admit several keys during rotation; - reads it from stdin)")
+		fs.StringVarP(&p.source, "source", "s", "", "`ADDR` to accept encrypted connections on: host:port, [v6]:port or /abs/unix.sock (required)")
+		fs.StringVarP(&p.target, "target", "t", "", "`ADDR` to forward the plaintext to: host:port or /abs/unix.sock (required)")
+		fs.StringArrayVarP(&p.keys, "key", "k", nil, "key `FILE` (repeat to admit several keys during rotation; - reads it from stdin)")
 		fs.BoolVar(&p.proxyProtocol, "proxy-protocol", false, "send a PROXY protocol v2 header to the target with the client's address")
 	} else {
-		fs.StringVarP(&p.source, "source", "s", "", "address to accept plaintext connections on: host:port, [v6]:port or /abs/unix.sock\n(without it: one connection over stdin/stdout, for ssh's ProxyCommand)")
-		fs.StringVarP(&p.target, "target", "t", "", "address of the spipe listen to connect to: host:port or /abs/unix.sock (required)")
-		fs.StringArrayVarP(&p.keys, "key", "k", nil, "key file (- reads it from stdin)")
+		fs.StringVarP(&p.source, "source", "s", "", "`ADDR` to accept plaintext connections on: host:port, [v6]:port or /abs/unix.sock\n(without it: one connection over stdin/stdout, for ssh's ProxyCommand)")
+		fs.StringVarP(&p.target, "target", "t", "", "`ADDR` of the spipe listen to connect to: host:port or /abs/unix.sock (required)")
+		fs.StringArrayVarP(&p.keys, "key", "k", nil, "key `FILE` (- reads it from stdin)")
 	}
-	fs.StringVar(&p.cipher, "cipher", "", "comma-separated cipher suites in preference order (default chacha20-poly1305,xsalsa20-poly1305)")
+	fs.StringVar(&p.cipher, "cipher", "", "comma-separated `SUITES` in preference order (default chacha20-poly1305,xsalsa20-poly1305)")
 	fs.BoolVar(&p.noPFS, "no-pfs", false, "skip the X25519 exchange (faster handshakes, no forward secrecy)")
 	fs.BoolVar(&p.requirePFS, "require-pfs", false, "refuse peers that skip the X25519 exchange")
-	fs.IntVar(&p.padTo, "pad", 0, "pad every frame to a multiple of this many bytes, hiding write sizes (0: off)")
-	fs.IntVar(&p.maxConns, "max-conns", 100, "connections handled at once; more wait until one ends")
+	fs.IntVar(&p.padTo, "pad", 0, "pad every frame to a multiple of `N` bytes, hiding write sizes (0: off)")
+	fs.IntVar(&p.maxConns, "max-conns", 100, "`N` connections handled at once; more wait until one ends")
 	fs.DurationVar(&p.handshakeTimeout, "handshake-timeout", 10*time.Second, "time allowed for a handshake, and for dialling the target")
 	fs.DurationVar(&p.idleTimeout, "idle-timeout", 0, "close connections idle this long in both directions (0: never)")
 	fs.DurationVar(&p.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT/SIGTERM, time open connections get to finish")
 	fs.BoolVar(&p.noKeepAlive, "no-keepalive", false, "turn TCP keep-alives off")
-	fs.StringVarP(&p.bind, "bind", "b", "", "source IP address (optionally :port) for outgoing connections")
-	fs.StringVar(&p.socketMode, "socket-mode", "0660", "permissions of a Unix socket created for -s (octal)")
-	fs.StringVar(&p.pidFile, "pidfile", "", "write the process ID to this file")
-	fs.StringVar(&p.metrics, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics")
+	fs.StringVarP(&p.bind, "bind", "b", "", "source `IP` address (optionally :port) for outgoing connections")
+	fs.StringVar(&p.socketMode, "socket-mode", "0660", "permissions (octal `MODE`) of a Unix socket created for -s")
+	fs.StringVar(&p.pidFile, "pidfile", "", "write the process ID to `FILE`")
+	fs.StringVar(&p.metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics")
 }
 
 // options validates the flags into service options. Every error is a

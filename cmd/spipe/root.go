@@ -85,8 +85,8 @@ complete one.`,
 	root.SetErr(a.stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	pf := root.PersistentFlags()
-	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	pf.StringVar(&a.logFormat, "log-format", "text", "log format on stderr: text or json")
+	pf.StringVar(&a.logLevel, "log-level", "info", "log `LEVEL`: debug, info, warn or error")
+	pf.StringVar(&a.logFormat, "log-format", "text", "log `FORMAT` on stderr: text or json")
 	_ = root.RegisterFlagCompletionFunc("log-level", fixedCompletions("debug", "info", "warn", "error"))
 	_ = root.RegisterFlagCompletionFunc("log-format", fixedCompletions("text", "json"))
 
