@@ -54,13 +54,14 @@ func ifma(accs int) {
 		VPBROADCASTQ(g, z)
 		return z
 	}
-	mask44 := bcst(1<<44 - 1)
+	k := newIFMAConsts()
+	mask44 := k.mask44
 
 	// Powers of r, computed here rather than cached with the key: about
 	// six dependent multiplications, which the length threshold in
 	// dispatch_amd64.go pays for.
 	frame := AllocLocal(64 * 5 * accs)
-	main, final := ifmaPowers(rp, mask44, accs)
+	main, final := ifmaPowers(rp, k, accs)
 	for a := range accs {
 		for i := range 5 {
 			VMOVDQU64(final[a][i], frame.Offset(64*(5*a+i)))
@@ -122,7 +123,7 @@ func ifma(accs int) {
 	DECQ(n)
 	JZ(LabelRef("ifma_last"))
 	for a := range accs {
-		ifmaMul(H[a], L[a], G[a], r, mask44)
+		ifmaMul(H[a], L[a], G[a], r, k)
 	}
 	JMP(LabelRef("ifma_loop"))
 
@@ -132,7 +133,7 @@ func ifma(accs int) {
 		for i := range p {
 			p[i] = frame.Offset(64 * (5*a + i))
 		}
-		ifmaMul(H[a], L[a], G[a], p, mask44)
+		ifmaMul(H[a], L[a], G[a], p, k)
 	}
 	// Sum the accumulators, then the lanes.
 	for a := 1; a < accs; a++ {
@@ -164,7 +165,7 @@ func ifma(accs int) {
 // a holds block 8a + q/2 (q even) or 8a + 4 + q/2 (q odd) of a group and
 // needs r^(8·accs - block). Both come as five vectors: limbs b0, b1, b2 and
 // the multiples 20·b1, 20·b2. Limbs are partially reduced (below 2^45).
-func ifmaPowers(rp Mem, mask44 VecVirtual, accs int) (main [5]VecVirtual, final [][5]VecVirtual) {
+func ifmaPowers(rp Mem, k ifmaConsts, accs int) (main [5]VecVirtual, final [][5]VecVirtual) {
 	type num = [3]VecVirtual
 	newNum := func() num { return num{ZMM(), ZMM(), ZMM()} }
 	l0, l1, l2 := loadR44(rp)
@@ -195,7 +196,7 @@ func ifmaPowers(rp Mem, mask44 VecVirtual, accs int) (main [5]VecVirtual, final 
 		for i := range ops {
 			ops[i] = bx[i]
 		}
-		ifmaMul(d, lo, hi, ops, mask44)
+		ifmaMul(d, lo, hi, ops, k)
 		return d
 	}
 	t2 := mul(t1, t1)
@@ -249,9 +250,36 @@ func ifmaPowers(rp Mem, mask44 VecVirtual, accs int) (main [5]VecVirtual, final 
 	main = ext(mul(t8, t8))
 	return
 }
-// ifmaMul sets h = h·b (partially reduced; limbs below 2^45 after) using
-// lo and hi as product columns. b holds b0, b1, b2, 20·b1, 20·b2.
-func ifmaMul(h, lo, hi [3]VecVirtual, b [5]Op, mask44 VecVirtual) {
+// ifmaConsts are the broadcast constants ifmaMul needs besides mask44.
+type ifmaConsts struct {
+	mask44, mask42 VecVirtual
+	k256, k5120, k5 VecVirtual // multipliers applied with VPMADD52LUQ
+}
+
+func newIFMAConsts() ifmaConsts {
+	bcst := func(v uint64) VecVirtual {
+		g, z := GP64(), ZMM()
+		MOVQ(U64(v), g)
+		VPBROADCASTQ(g, z)
+		return z
+	}
+	return ifmaConsts{
+		mask44: bcst(1<<44 - 1), mask42: bcst(1<<42 - 1),
+		k256: bcst(1 << 8), k5120: bcst(5 << 10), k5: bcst(5),
+	}
+}
+
+// ifmaMul sets h = h·b (partially reduced; limbs below 2^44 + 2^15 after)
+// using lo and hi as product columns. b holds b0, b1, b2, 20·b1, 20·b2.
+//
+// Bounds (a = h on entry below 2^45, 2^45, 2^42.6; b limbs below 2^44.01,
+// 2^44.01, 2^42.01, so 20·b below 2^48.4): a column of high halves is
+// below 2^40.3 (column 2 below 2^37.5), so 256·hi0, 256·hi1 and 5120·hi2
+// stay below 2^52 and
+// VPMADD52LUQ with a broadcast constant shifts and adds them exactly, off
+// the shift port (shifts and 52-bit multiply-adds share one port on Intel;
+// that port is the bottleneck of this loop).
+func ifmaMul(h, lo, hi [3]VecVirtual, b [5]Op, k ifmaConsts) {
 	b0, b1, b2, s1, s2 := b[0], b[1], b[2], b[3], b[4]
 	terms := [3][3][2]Op{
 		{{h[0], b0}, {h[1], s2}, {h[2], s1}},
@@ -267,37 +295,29 @@ func ifmaMul(h, lo, hi [3]VecVirtual, b [5]Op, mask44 VecVirtual) {
 	}
 	// Interleave the columns so that consecutive multiply-adds go to
 	// different destinations (each one waits for its destination).
-	for k := range 3 {
+	for j := range 3 {
 		for i := range 3 {
-			VPMADD52LUQ(terms[i][k][1], terms[i][k][0], lo[i])
-			VPMADD52HUQ(terms[i][k][1], terms[i][k][0], hi[i])
+			VPMADD52LUQ(terms[i][j][1], terms[i][j][0], lo[i])
+			VPMADD52HUQ(terms[i][j][1], terms[i][j][0], hi[i])
 		}
 	}
-	// d0 = lo0 + 5·hi2<<10, d1 = lo1 + hi0<<8, d2 = lo2 + hi1<<8
-	VPSLLQ(U8(8), hi[0], hi[0])
-	VPADDQ(hi[0], lo[1], lo[1])
-	VPSLLQ(U8(8), hi[1], hi[1])
-	VPADDQ(hi[1], lo[2], lo[2])
-	VPSLLQ(U8(2), hi[2], hi[0])
-	VPADDQ(hi[0], hi[2], hi[2])
-	VPSLLQ(U8(10), hi[2], hi[2])
-	VPADDQ(hi[2], lo[0], lo[0])
+	// d0 = lo0 + 5·2^10·hi2, d1 = lo1 + 2^8·hi0, d2 = lo2 + 2^8·hi1
+	VPMADD52LUQ(k.k256, hi[0], lo[1])
+	VPMADD52LUQ(k.k256, hi[1], lo[2])
+	VPMADD52LUQ(k.k5120, hi[2], lo[0])
 	// One carry step for all three limbs at once (d < 2^55, so every
 	// carry is below 2^13):
-	//   h0 = d0 & mask + 5·(d2 >> 42), h1 = d1 & mask + d0 >> 44,
-	//   h2 = d2 & (2^42-1) + d1 >> 44
+	//   h0 = d0 & mask44 + 5·(d2 >> 42), h1 = d1 & mask44 + d0 >> 44,
+	//   h2 = d2 & mask42 + d1 >> 44
 	VPSRLQ(U8(44), lo[0], hi[0])
 	VPSRLQ(U8(44), lo[1], hi[1])
 	VPSRLQ(U8(42), lo[2], hi[2])
-	VPANDQ(mask44, lo[0], h[0])
-	VPANDQ(mask44, lo[1], h[1])
-	VPSLLQ(U8(22), lo[2], lo[2])
-	VPSRLQ(U8(22), lo[2], h[2])
+	VPANDQ(k.mask44, lo[0], h[0])
+	VPANDQ(k.mask44, lo[1], h[1])
+	VPANDQ(k.mask42, lo[2], h[2])
 	VPADDQ(hi[0], h[1], h[1])
 	VPADDQ(hi[1], h[2], h[2])
-	VPADDQ(hi[2], h[0], h[0])
-	VPSLLQ(U8(2), hi[2], hi[2])
-	VPADDQ(hi[2], h[0], h[0])
+	VPMADD52LUQ(k.k5, hi[2], h[0])
 }
 
 func log2(n int) int {
