@@ -1,0 +1,126 @@
+package stress
+
+import (
+	"bytes"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/spipe-dev/spipe/internal/faultproxy"
+	"github.com/spipe-dev/spipe/internal/service"
+)
+
+// TestFaultAmongHealthyConnections runs a connect/listen pair with the
+// fault proxy between them and several echo connections at once; one of
+// them (the proxy's connection number conns/2) gets the fault. For each
+// fault and direction: the tampered connection ends with the right reason
+// in the receiving side's log, the target (or client) never receives a byte
+// that was not sent, in order, and every other connection completes with
+// every byte intact.
+func TestFaultAmongHealthyConnections(t *testing.T) {
+	conns := pick(8, 32)
+	size := pick(256<<10, 1<<20)
+	key := writeKey(t)
+	tg := startTarget(t, true)
+	listen := startSvc(t, service.Listen, "127.0.0.1:0", tg.addr(), key, nil)
+
+	cases := []struct {
+		name    string
+		fault   faultproxy.Fault
+		reasons []string // the receiving side logs one of these; none: intact
+	}{
+		{"flip payload bit", faultproxy.Fault{Kind: faultproxy.FlipBit, Frame: 2, Bit: 8 * 1000}, []string{"tampered"}},
+		{"flip header bit", faultproxy.Fault{Kind: faultproxy.FlipBit, Frame: 2, Bit: 3}, []string{"tampered"}},
+		{"oversize length", faultproxy.Fault{Kind: faultproxy.FlipBit, Frame: 2, Bit: 8 + 7}, []string{"frame_too_large"}},
+		{"drop", faultproxy.Fault{Kind: faultproxy.Drop, Frame: 2}, []string{"tampered"}},
+		{"duplicate", faultproxy.Fault{Kind: faultproxy.Duplicate, Frame: 2}, []string{"tampered"}},
+		{"reorder", faultproxy.Fault{Kind: faultproxy.Reorder, Frame: 2}, []string{"tampered"}},
+		{"truncate", faultproxy.Fault{Kind: faultproxy.Truncate, Frame: 2, Keep: 100}, []string{"truncated"}},
+		// After an RST Linux reports ECONNRESET once, to whichever call
+		// meets it first; a read after a failed write sees a plain end.
+		{"reset", faultproxy.Fault{Kind: faultproxy.Reset, Frame: 2}, []string{"reset", "truncated"}},
+		{"delay", faultproxy.Fault{Kind: faultproxy.Delay, Frame: 2, Delay: 300 * time.Millisecond}, nil},
+	}
+	var ids uint64
+	for _, tc := range cases {
+		for _, dir := range []faultproxy.Direction{faultproxy.ClientToServer, faultproxy.ServerToClient} {
+			t.Run(fmt.Sprintf("%s %s", tc.name, dir), func(t *testing.T) {
+				f := tc.fault
+				f.Dir = dir
+				proxy, err := faultproxy.Start(listen.addr, func(n int) []faultproxy.Fault {
+					if n == conns/2 {
+						return []faultproxy.Fault{f}
+					}
+					return nil
+				})
+				require.NoError(t, err)
+				defer proxy.Close()
+				connect := startSvc(t, service.Connect, "127.0.0.1:0", proxy.Addr(), key, nil)
+				defer connect.stop(t)
+				listenFailuresBefore := listen.log.count("connection failed")
+
+				results := make([]result, conns)
+				var wg sync.WaitGroup
+				for i := range conns {
+					ids++
+					id := ids
+					wg.Add(1)
+					go func() { defer wg.Done(); results[i] = echo(connect.addr, id, size, true, time.Minute) }()
+				}
+				wg.Wait()
+				require.Len(t, proxy.Applied(), 1, "the fault never fired")
+
+				var failed []result
+				for _, r := range results {
+					// Whatever happened, the echo is a prefix of what was sent.
+					assert.True(t, bytes.HasPrefix(r.sent, r.got), "conn %d: echo differs from what was sent", r.id)
+					rec := tg.waitRecord(t, r.id, 10*time.Second)
+					assert.True(t, bytes.HasPrefix(r.sent, rec.got), "conn %d: target received bytes that were never sent", r.id)
+					if r.intact() {
+						assert.True(t, rec.clean, "conn %d: intact echo but the target saw %v", r.id, rec.err)
+						assert.Equal(t, int64(size), rec.n)
+						continue
+					}
+					failed = append(failed, r)
+				}
+				receiver := listen
+				if dir == faultproxy.ServerToClient {
+					receiver = connect
+				}
+				if tc.reasons == nil {
+					assert.Empty(t, failed, "a delay must not break a connection")
+					assert.Equal(t, listenFailuresBefore, listen.log.count("connection failed"))
+					assert.Zero(t, connect.log.count("connection failed"))
+					return
+				}
+				require.Len(t, failed, 1, "exactly the tampered connection fails")
+				bad := failed[0]
+				if dir == faultproxy.ClientToServer {
+					// The cut stream must not look complete to the target.
+					rec := tg.waitRecord(t, bad.id, 10*time.Second)
+					assert.False(t, rec.clean, "target saw a clean end of a tampered stream")
+					assert.Less(t, rec.n, int64(size))
+				}
+				deadline := time.Now().Add(10 * time.Second)
+				for !hasReason(receiver.log, tc.reasons) && time.Now().Before(deadline) {
+					time.Sleep(20 * time.Millisecond)
+				}
+				assert.True(t, hasReason(receiver.log, tc.reasons),
+					"receiver log lacks a transfer failure with reason %v:\n%s", tc.reasons, tail(receiver.log.String(), 20))
+			})
+		}
+	}
+}
+
+func hasReason(l *logBuf, reasons []string) bool {
+	for _, r := range reasons {
+		if l.count("connection failed", "stage=transfer", "reason="+r) > 0 {
+			return true
+		}
+	}
+	return false
+}
