@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/spipe-dev/spipe/internal/testutil"
 	"github.com/spipe-dev/spipe/pkg/chacha20"
 	xchacha "golang.org/x/crypto/chacha20"
 )
@@ -53,9 +54,11 @@ func BenchmarkXORKeyStream(b *testing.B) {
 				}
 				b.SetBytes(int64(sz.n))
 				b.ReportAllocs()
+				cpu := testutil.StartCPUTimer(b)
 				for b.Loop() {
 					c.XORKeyStream(buf, buf)
 				}
+				cpu.Report(sz.n)
 			})
 			if !v.xcrypt {
 				continue
@@ -67,9 +70,11 @@ func BenchmarkXORKeyStream(b *testing.B) {
 				}
 				b.SetBytes(int64(sz.n))
 				b.ReportAllocs()
+				cpu := testutil.StartCPUTimer(b)
 				for b.Loop() {
 					c.XORKeyStream(buf, buf)
 				}
+				cpu.Report(sz.n)
 			})
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/spipe-dev/spipe/internal/testutil"
 	"github.com/spipe-dev/spipe/pkg/salsa20"
 	xsalsa20 "golang.org/x/crypto/salsa20"
 	//lint:ignore SA1019 the low-level package is the reference for counters and the Salsa20/8 core; test-only.
@@ -56,9 +57,11 @@ func BenchmarkXORKeyStream(b *testing.B) {
 				}
 				b.SetBytes(int64(sz.n))
 				b.ReportAllocs()
+				cpu := testutil.StartCPUTimer(b)
 				for b.Loop() {
 					c.XORKeyStream(buf, buf)
 				}
+				cpu.Report(sz.n)
 			})
 			if v.rounds != 20 {
 				continue // x/crypto has only Salsa20/20 streams
@@ -68,6 +71,7 @@ func BenchmarkXORKeyStream(b *testing.B) {
 				copy(counter[:], nonce)
 				b.SetBytes(int64(sz.n))
 				b.ReportAllocs()
+				cpu := testutil.StartCPUTimer(b)
 				for b.Loop() {
 					if len(nonce) == salsa20.NonceSize {
 						salsa.XORKeyStream(buf, buf, &counter, &key)
@@ -75,6 +79,7 @@ func BenchmarkXORKeyStream(b *testing.B) {
 						xsalsa20.XORKeyStream(buf, buf, nonce, &key)
 					}
 				}
+				cpu.Report(sz.n)
 			})
 		}
 	}
