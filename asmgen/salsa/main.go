@@ -4,7 +4,7 @@
 //
 //	func(s *[16]uint32, rounds int, dst, src *byte, blocks int)
 //
-// (the vertical ones also take pre after s, see genVertical). It XORs
+// (the vertical ones also take pre *[17]uint32 after s, see genVertical). It XORs
 // blocks 64-byte key stream blocks into dst, starting at the block counter
 // in s[8], and stores s[8]+blocks (mod 2^32) back. It never touches
 // s[9]: the Go caller splits calls where s[8] wraps. blocks may be any

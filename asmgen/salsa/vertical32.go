@@ -27,7 +27,7 @@ func genVertical32() {
 	lanes := arx.LaneIndex()
 	sixteen := arx.Words("salsa_sixteen", [16]uint32{16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16})
 
-	TEXT(name, NOSPLIT, "func(s, pre *[16]uint32, rounds int, dst, src *byte, blocks int)")
+	TEXT(name, NOSPLIT, "func(s *[16]uint32, pre *[17]uint32, rounds int, dst, src *byte, blocks int)")
 	Pragma("noescape")
 	Doc(name + " XORs blocks (a multiple of 32) key stream blocks into dst, as two interleaved 16-block vertical states (AVX512).")
 
@@ -68,7 +68,7 @@ func genVertical32() {
 				continue
 			}
 			from := word(pre, k)
-			if firstQuarter[k] {
+			if fromState[k] {
 				from = word(s, k)
 			}
 			if k == spill {
@@ -101,9 +101,18 @@ func genVertical32() {
 			}
 		}
 	}
-	Comment("First double round: the column round's counter quarter, then the row round.")
-	round(columnRound[:1])
-	round(rowRound[:])
+	Comment("First double round: what depends on the counter (see firstDoubleRound).")
+	firstDoubleRound(func(x, y, z, r int) {
+		for set := range 2 {
+			w := words[set]
+			a.AddRotXorMem(w[x], w[y], w[z], temp[set], temp[set], r)
+		}
+	}, func(x, k int) {
+		for set := range 2 {
+			v := words[set][x].(reg.Register)
+			VPXORD_BCST(word(pre, k), v, v)
+		}
+	})
 	MOVQ(rounds, dr)
 	SHRQ(U8(1), dr)
 	DECQ(dr)

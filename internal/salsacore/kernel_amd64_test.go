@@ -18,7 +18,7 @@ type kernelFunc func(s *[16]uint32, rounds int, dst, src *byte, blocks int)
 
 // verticalFunc is the shape of the vertical kernels, which also take the
 // counter-independent part of the first round (see firstRound).
-type verticalFunc func(s, pre *[16]uint32, rounds int, dst, src *byte, blocks int)
+type verticalFunc func(s *[16]uint32, pre *[17]uint32, rounds int, dst, src *byte, blocks int)
 
 // rawKernel is one generated function, tested on every block count
 // whatever the dispatcher would route to it.

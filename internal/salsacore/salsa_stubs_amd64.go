@@ -7,22 +7,22 @@ package salsacore
 // xorVerticalSSSE3 XORs blocks key stream blocks into dst, 4 at a time in the vertical layout (SSSE3).
 //
 //go:noescape
-func xorVerticalSSSE3(s *[16]uint32, pre *[16]uint32, rounds int, dst *byte, src *byte, blocks int)
+func xorVerticalSSSE3(s *[16]uint32, pre *[17]uint32, rounds int, dst *byte, src *byte, blocks int)
 
 // xorVerticalAVX2 XORs blocks key stream blocks into dst, 8 at a time in the vertical layout (AVX2).
 //
 //go:noescape
-func xorVerticalAVX2(s *[16]uint32, pre *[16]uint32, rounds int, dst *byte, src *byte, blocks int)
+func xorVerticalAVX2(s *[16]uint32, pre *[17]uint32, rounds int, dst *byte, src *byte, blocks int)
 
 // xorVerticalAVX512 XORs blocks key stream blocks into dst, 16 at a time in the vertical layout (AVX512).
 //
 //go:noescape
-func xorVerticalAVX512(s *[16]uint32, pre *[16]uint32, rounds int, dst *byte, src *byte, blocks int)
+func xorVerticalAVX512(s *[16]uint32, pre *[17]uint32, rounds int, dst *byte, src *byte, blocks int)
 
 // xorVertical32AVX512 XORs blocks (a multiple of 32) key stream blocks into dst, as two interleaved 16-block vertical states (AVX512).
 //
 //go:noescape
-func xorVertical32AVX512(s *[16]uint32, pre *[16]uint32, rounds int, dst *byte, src *byte, blocks int)
+func xorVertical32AVX512(s *[16]uint32, pre *[17]uint32, rounds int, dst *byte, src *byte, blocks int)
 
 // xorHorizontalSSSE3x1 XORs blocks key stream blocks into dst, 1 at a time in the diagonal layout (SSSE3).
 //
