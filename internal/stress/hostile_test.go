@@ -1,0 +1,220 @@
+package stress
+
+import (
+	"bytes"
+	"context"
+	crand "crypto/rand"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/spipe-dev/spipe/internal/service"
+	"github.com/spipe-dev/spipe/pkg/spipe"
+)
+
+// clientConfig is a library client holding the key in file path.
+func clientConfig(t *testing.T, path string) *spipe.Config {
+	t.Helper()
+	material, err := os.ReadFile(path)
+	require.NoError(t, err)
+	key, err := spipe.NewKey(material)
+	require.NoError(t, err)
+	return &spipe.Config{Keys: []*spipe.Key{key}}
+}
+
+// honest makes one library connection to a listener: handshake, 1 KiB
+// echoed, clean close. It returns how long it took.
+func honest(addr string, cfg *spipe.Config) (time.Duration, error) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := spipe.Dial(ctx, "tcp", addr, cfg)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	msg := make([]byte, 1024)
+	crand.Read(msg)
+	if _, err := c.Write(msg); err != nil {
+		return 0, err
+	}
+	if err := c.CloseWrite(); err != nil {
+		return 0, err
+	}
+	got, err := io.ReadAll(c)
+	if err != nil {
+		return 0, err
+	}
+	if !bytes.Equal(got, msg) {
+		return 0, io.ErrUnexpectedEOF
+	}
+	return time.Since(start), nil
+}
+
+// latencies runs n honest connections one after another.
+func latencies(t *testing.T, n int, addr string, cfg *spipe.Config) []time.Duration {
+	t.Helper()
+	var d []time.Duration
+	for range n {
+		l, err := honest(addr, cfg)
+		require.NoError(t, err, "an honest client failed")
+		d = append(d, l)
+	}
+	slices.Sort(d)
+	return d
+}
+
+// TestHostileClients: while many connections stall in the handshake and
+// others send garbage, oversize frame headers or garbage after a valid
+// handshake, the listener keeps serving honest clients at close to their
+// normal latency, cuts each staller at the handshake timeout, and logs
+// the reason for every hostile connection.
+func TestHostileClients(t *testing.T) {
+	stallers := pick(60, 500)
+	garbage := pick(20, 100)
+	keyHolders := pick(10, 50)
+	hsTimeout := pick(2*time.Second, 4*time.Second)
+	key := writeKey(t)
+	cfg := clientConfig(t, key)
+	tg := startTarget(t, false)
+	listen := startSvc(t, service.Listen, "127.0.0.1:0", tg.addr(), key, func(o *service.Options) {
+		o.MaxConns = 1000
+		o.HandshakeTimeout = hsTimeout
+	})
+
+	baseline := latencies(t, 30, listen.addr, cfg)
+
+	// Stallers: the first 5 bytes of a ClientHello, then silence. Each
+	// measures how long the listener keeps it.
+	held := make([]time.Duration, stallers)
+	var stalled, cut sync.WaitGroup
+	for i := range stallers {
+		stalled.Add(1)
+		cut.Add(1)
+		go func() {
+			defer cut.Done()
+			// Timed from before the dial: the listener's clock starts
+			// later, so a cut before the timeout shows here.
+			start := time.Now()
+			c, err := net.Dial("tcp", listen.addr)
+			if !assert.NoError(t, err) {
+				stalled.Done()
+				return
+			}
+			defer c.Close()
+			_, err = c.Write([]byte{spipe.Version, 1, 0, 0, 0})
+			stalled.Done()
+			if !assert.NoError(t, err) {
+				return
+			}
+			_ = c.SetReadDeadline(time.Now().Add(hsTimeout + 30*time.Second))
+			_, err = c.Read(make([]byte, 1))
+			held[i] = time.Since(start)
+			assert.Error(t, err, "the listener answered a staller")
+		}()
+	}
+	stalled.Wait()
+
+	// The other hostiles run in a loop until the honest clients are done.
+	stop := make(chan struct{})
+	var hostile sync.WaitGroup
+	run := func(n int, f func(i int)) {
+		hostile.Add(1)
+		go func() {
+			defer hostile.Done()
+			for i := 0; i < n; i++ {
+				f(i)
+			}
+			<-stop
+		}()
+	}
+	run(garbage, func(i int) {
+		b := make([]byte, 300)
+		crand.Read(b)
+		b[0] = byte(i % 2) // 0x00: another version; 0x01: ours, then a bad MAC
+		rawExchange(t, listen.addr, b)
+	})
+	run(keyHolders, func(int) {
+		// A header announcing 16 MiB after a valid handshake.
+		keyHolderSends(t, listen.addr, cfg, []byte{byte(spipe.FrameData), 0xff, 0xff, 0xff})
+	})
+	run(keyHolders, func(int) {
+		// A well-formed header, then bytes that are not a sealed payload.
+		b := make([]byte, spipe.FrameOverhead+400)
+		crand.Read(b)
+		copy(b, []byte{byte(spipe.FrameData), 0, 400 >> 8, 400 & 0xff})
+		keyHolderSends(t, listen.addr, cfg, b)
+	})
+	during := latencies(t, 30, listen.addr, cfg)
+	close(stop)
+	hostile.Wait()
+	cut.Wait()
+
+	med := func(d []time.Duration) time.Duration { return d[len(d)/2] }
+	t.Logf("honest latency: baseline median %v p90 %v; under attack median %v p90 %v (%d stallers)",
+		med(baseline), baseline[len(baseline)*9/10], med(during), during[len(during)*9/10], stallers)
+	// Generous: the machine is shared, but a listener blocked by stallers
+	// would show the handshake timeout here.
+	assert.Less(t, med(during), 5*med(baseline)+100*time.Millisecond, "honest clients slowed down")
+	assert.Less(t, during[len(during)*9/10], hsTimeout/2, "honest clients waited for stallers")
+	slices.Sort(held)
+	t.Logf("stallers held for %v .. %v (handshake timeout %v)", held[0], held[len(held)-1], hsTimeout)
+	assert.GreaterOrEqual(t, held[0], hsTimeout-10*time.Millisecond, "a staller was cut early")
+	assert.Less(t, held[len(held)-1], hsTimeout+5*time.Second, "a staller was kept past the handshake timeout")
+
+	l := listen.log
+	l.waitCount(t, stallers, 10*time.Second, "connection failed", "stage=handshake", "reason=timeout")
+	l.waitCount(t, garbage/2, 10*time.Second, "connection failed", "stage=handshake", "reason=version")
+	l.waitCount(t, garbage/2, 10*time.Second, "connection failed", "stage=handshake", "reason=auth")
+	l.waitCount(t, keyHolders, 10*time.Second, "connection failed", "stage=transfer", "reason=frame_too_large")
+	l.waitCount(t, keyHolders, 10*time.Second, "connection failed", "stage=transfer", "reason=tampered")
+}
+
+// rawExchange sends b on a fresh connection and waits for the listener to
+// close it (it must, without answering).
+func rawExchange(t *testing.T, addr string, b []byte) {
+	c, err := net.Dial("tcp", addr)
+	if !assert.NoError(t, err) {
+		return
+	}
+	defer c.Close()
+	_, _ = c.Write(b)
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	n, err := c.Read(make([]byte, 1))
+	assert.Zero(t, n, "the listener answered garbage")
+	assert.False(t, isTimeout(err), "the listener kept a garbage connection open")
+}
+
+// keyHolderSends completes a handshake, then writes b under the protocol
+// and waits for the listener to drop the connection.
+func keyHolderSends(t *testing.T, addr string, cfg *spipe.Config, b []byte) {
+	raw, err := net.Dial("tcp", addr)
+	if !assert.NoError(t, err) {
+		return
+	}
+	defer raw.Close()
+	c := spipe.Client(raw, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if !assert.NoError(t, c.Handshake(ctx)) {
+		return
+	}
+	_, _ = raw.Write(b)
+	_ = raw.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, err = io.Copy(io.Discard, raw)
+	assert.False(t, isTimeout(err), "the listener kept a bad stream open")
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
