@@ -9,15 +9,16 @@ import (
 // avx2 generates polyAVX2: 4 lanes, one block per lane, in radix 2^26
 // (limbs at bits 0, 26, 52, 78, 104) with VPMULUDQ's 32x32->64 products.
 // Each loop iteration adds 4 blocks and multiplies every lane by r^4; the
-// last multiplies each lane by its own power of r instead (table rows
-// 36..71), and the lanes are summed. With 2^130 = 5 mod p,
+// last multiplies each lane by its own power of r instead (both tables are
+// computed on entry by avx2Powers), and the lanes are summed. With
+// 2^130 = 5 mod p,
 //
 //	d0 = h0·r0 + 5(h1·r4 + h2·r3 + h3·r2 + h4·r1)
 //	d1 = h0·r1 + h1·r0 + 5(h2·r4 + h3·r3 + h4·r2)    and so on,
 //
-// taking the multiples 5·ri from a table on the stack. Accumulator limbs stay below
-// 2^27 and the table's below 2^29, so a column of five products stays below
-// 2^59. Register budget: 5 accumulator limbs, 5 product columns, 2 scratch
+// taking the multiples 5·ri from a table on the stack. Accumulator limbs
+// stay below 2^27 and the tables' below 2^29, so a column of five products
+// stays below 2^59. Register budget: 5 accumulator limbs, 5 product columns, 2 scratch
 // and 2 constants: 14 of the 16 YMM registers (avo issue #146 would
 // silently hand out Y16 and up; main.go checks for it).
 func avx2() {

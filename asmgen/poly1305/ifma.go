@@ -13,14 +13,14 @@ import (
 // lane, in radix 2^44 (limbs at bits 0, 44 and 88). Each loop iteration
 // adds 8·accs blocks and multiplies every lane by r^(8·accs); the last
 // iteration instead multiplies each lane by the power of r that brings its
-// block to its place in the message (from the table, see
-// internal/poly1305/table_amd64.go), and the lanes are summed.
+// block to its place in the message (computed on entry by ifmaPowers and
+// kept in the stack frame), and the lanes are summed.
 //
 // VPMADD52LUQ/HUQ multiply the low 52 bits of each operand and add the low
 // or high 52 bits of the 104-bit product. Operands stay below 2^52: the
-// accumulator limbs below 2^46 after the partial carry and message
-// addition, the powers' limbs below 2^44 and their multiples of 20 below
-// 2^49. In radix 2^44 with p = 2^130 - 5, a product at limb position 132
+// accumulator limbs below 2^45 after the partial carry and message
+// addition, the powers' limbs below 2^44.01 and their multiples of 20
+// below 2^48.4 (ifmaMul has the detailed bounds). In radix 2^44 with p = 2^130 - 5, a product at limb position 132
 // is worth 20 at position 0, so
 //
 //	d0 = a0·b0 + a1·20b2 + a2·20b1
@@ -29,7 +29,8 @@ import (
 //
 // The high halves sit 52 bits up: the high half of column 0 lands at bit
 // 52 = 44 + 8 (column 1 shifted left 8), column 1's at column 2 shifted
-// left 8, and column 2's at bit 140, worth 5·2^10 at bit 0.
+// left 8, and column 2's at bit 140, worth 5·2^10 at bit 0; ifmaMul adds
+// them with multiply-adds by those constants.
 func ifma(accs int) {
 	if accs != 1 && accs != 2 {
 		panic("ifma: 1 or 2 accumulators")
@@ -57,9 +58,9 @@ func ifma(accs int) {
 	k := newIFMAConsts()
 	mask44 := k.mask44
 
-	// Powers of r, computed here rather than cached with the key: about
-	// six dependent multiplications, which the length threshold in
-	// dispatch_amd64.go pays for.
+	// Powers of r, computed here rather than cached with the key (a MAC
+	// stays small and cheap to create): multiplications four deep, which
+	// the length threshold in dispatch_amd64.go pays for.
 	frame := AllocLocal(64 * 5 * accs)
 	main, final := ifmaPowers(rp, k, accs)
 	for a := range accs {
