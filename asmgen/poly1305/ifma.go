@@ -251,9 +251,10 @@ func ifmaPowers(rp Mem, k ifmaConsts, accs int) (main [5]VecVirtual, final [][5]
 	main = ext(mul(t8, t8))
 	return
 }
+
 // ifmaConsts are the broadcast constants ifmaMul needs besides mask44.
 type ifmaConsts struct {
-	mask44, mask42 VecVirtual
+	mask44, mask42  VecVirtual
 	k256, k5120, k5 VecVirtual // multipliers applied with VPMADD52LUQ
 }
 
