@@ -127,3 +127,11 @@ bench-compare:
 	GO=$(GO) BENCHCOUNT=$(BENCHCOUNT) bash scripts/bench-compare.sh
 	@if [ -f scripts/bench-salsa.sh ]; then GO=$(GO) BENCHCOUNT=$(BENCHCOUNT) bash scripts/bench-salsa.sh; fi
 	@if [ -f scripts/bench-poly1305.sh ]; then GO=$(GO) BENCHCOUNT=$(BENCHCOUNT) bash scripts/bench-poly1305.sh; fi
+
+# The long form of the stress suite (internal/stress; its short form runs
+# in `make test`): 1,000 concurrent 1 MiB echoes through one connect/listen
+# pair, 500 stalled handshakes, faults while 32 connections run, listener
+# restarts. Logs peak RSS per connection and goroutine/fd counts.
+.PHONY: stress
+stress:
+	$(GO) test -count=1 -v -timeout 30m ./internal/faultproxy ./internal/stress -args -stress
