@@ -134,4 +134,4 @@ bench-compare:
 # restarts. Logs peak RSS per connection and goroutine/fd counts.
 .PHONY: stress
 stress:
-	$(GO) test -count=1 -v -timeout 30m ./internal/faultproxy ./internal/stress -args -stress
+	SPIPE_STRESS=1 $(GO) test -count=1 -v -timeout 30m ./internal/faultproxy ./internal/stress
