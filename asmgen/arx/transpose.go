@@ -65,6 +65,9 @@ func Transpose128x4(r [4]reg.Register, tmp reg.Register) (out [4]reg.Register, f
 // dst = (a's high lane, b's high lane), for YMM: after Transpose4x4 on word
 // groups 0-3 and 4-7 of an 8-block vertical kernel, JoinLow of the k-th
 // outputs is the first half of block k and JoinHigh that of block 4+k.
+// VPERM2I128 has no EVEX form, so the registers must be among Y0-Y15: fine
+// for AVX2 code, and for AVX-512VL code that keeps at most 16 YMM values
+// live (otherwise avo hands out Y16-Y31 and the assembler rejects it).
 func JoinLow(dst, a, b reg.Register) { build.VPERM2I128(operand.U8(0x20), b, a, dst) }
 
 // JoinHigh is the high-lane counterpart of [JoinLow].
