@@ -254,3 +254,23 @@ func FuzzKernelsMatchGeneric(f *testing.F) {
 		}
 	})
 }
+
+// TestKernelsNeverOverrunShortOutput: a destination shorter than the source
+// is a caller bug. The assembly paths panic; the generic one stops at the
+// end of dst. Either way nothing past len(dst) may change, even where the
+// slice's capacity would allow it.
+func TestKernelsNeverOverrunShortOutput(t *testing.T) {
+	src := make([]byte, 4*BlockSize)
+	forEachKernel(t, func(t *testing.T) {
+		for _, n := range []int{BlockSize, 4 * BlockSize} {
+			backing := make([]byte, n)
+			dst := backing[:n-BlockSize]
+			var s State
+			func() {
+				defer func() { _ = recover() }()
+				XORKeyStreamBlocks(&s, 20, dst, src[:n])
+			}()
+			assert.Equal(t, make([]byte, BlockSize), backing[n-BlockSize:], "%d-byte source, %d-byte destination", n, len(dst))
+		}
+	})
+}

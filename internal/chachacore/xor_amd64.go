@@ -27,6 +27,7 @@ func init() {
 // the row-layout kernels, whose latency-bound rounds cost the same for 1 to
 // 4 blocks (8 with two sets) instead of paying for 16.
 func xorAVX512(s *State, rounds int, dst, src []byte) {
+	checkOutput(dst, src)
 	if n := len(src) &^ (32*BlockSize - 1); n > 0 {
 		chachaAVX512x32(s, rounds, dst[:n], src[:n])
 		dst, src = dst[n:], src[n:]
@@ -48,6 +49,7 @@ func xorAVX512(s *State, rounds int, dst, src []byte) {
 // xorAVX2 runs whole and partial groups of 8 through the vertical kernel and
 // inputs of up to 4 blocks through the 2-block row kernel.
 func xorAVX2(s *State, rounds int, dst, src []byte) {
+	checkOutput(dst, src)
 	if len(src) > 4*BlockSize {
 		chachaAVX2x8(s, rounds, dst, src)
 		return
@@ -58,9 +60,19 @@ func xorAVX2(s *State, rounds int, dst, src []byte) {
 // xorSSSE3 runs groups of 4 through the vertical kernel and a single block
 // through the row kernel.
 func xorSSSE3(s *State, rounds int, dst, src []byte) {
+	checkOutput(dst, src)
 	if len(src) > BlockSize {
 		chachaSSSE3x4(s, rounds, dst, src)
 		return
 	}
 	chachaSSSE3x1(s, rounds, dst, src)
+}
+
+// checkOutput turns a caller's broken promise (len(dst) >= len(src)) into a
+// panic: the kernels trust the lengths, so it would otherwise be a write
+// past the end of dst.
+func checkOutput(dst, src []byte) {
+	if len(dst) < len(src) {
+		panic("chachacore: output smaller than input")
+	}
 }
