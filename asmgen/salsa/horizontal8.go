@@ -10,46 +10,89 @@ import (
 	"github.com/spipe-dev/spipe/asmgen/arx"
 )
 
-// genHorizontal8 emits xorHorizontalAVX512x8: two 4-block diagonal-layout
-// groups (blocks 0-3 and 4-7 of each batch of 8) with their instructions
-// interleaved. One group leaves the ZMM ports half idle, waiting on its
-// single dependency chain; the second fills them, so 5 to 8 blocks cost
-// little more than 4.
-func genHorizontal8() {
-	const name = "xorHorizontalAVX512x8"
-	a := arx.AVX512
+// genHorizontalPair emits xorHorizontal<ISA>x<2*per>: two diagonal-layout
+// groups of per blocks each (AVX2: 2 per YMM, AVX-512: 4 per ZMM) with
+// their instructions interleaved. One group leaves the ports idle half the
+// time, waiting on its single dependency chain; the second fills them, so
+// twice the blocks cost little more than one group.
+//
+// AVX-512 keeps everything in registers. AVX2 has sixteen, so the input
+// diagonals (for the feed forward) live on the stack.
+func genHorizontalPair(i isa) {
+	per := map[isa]int{avx2: 2, avx512: 4}[i]
+	w := 16 * per
+	n := 2 * per
+	a := i.ops(w)
+	name := fmt.Sprintf("xorHorizontal%sx%d", i, n)
 	TEXT(name, NOSPLIT, "func(s *[16]uint32, rounds int, dst, src *byte, blocks int)")
 	Pragma("noescape")
-	Doc(name + " XORs blocks key stream blocks into dst, 8 at a time as two interleaved 4-block groups in the diagonal layout (AVX512).")
+	Doc(fmt.Sprintf("%s XORs blocks key stream blocks into dst, %d at a time as two interleaved %d-block groups in the diagonal layout (%s).", name, n, per, i))
 
 	s, dst, src, blocks := reg.RSI, reg.RDI, reg.RDX, reg.RCX
-	rounds, dr := reg.R8, reg.R9
+	rounds, dr, base := reg.R8, reg.R9, reg.R10
 	Load(Param("s"), s)
 	Load(Param("rounds"), rounds)
 	Load(Param("dst"), dst)
 	Load(Param("src"), src)
 	Load(Param("blocks"), blocks)
 
-	z := func(k int) reg.VecPhysical { return vec(64, k) }
-	var x, orig [2][4]reg.VecPhysical // per group: A, B, C, D and their inputs
-	var t [2]reg.VecPhysical
-	for g := range 2 {
-		for k := range 4 {
-			x[g][k] = z(4*g + k)
-			orig[g][k] = z(10 + 4*g + k)
+	v := func(k int) reg.VecPhysical { return vec(w, k) }
+	var x [2][4]reg.VecPhysical // per group: A, B, C, D
+	var orig [2][4]Op           // and their inputs
+	var t, u [2]reg.VecPhysical
+	var rows [4]reg.VecPhysical
+	var scratch reg.VecPhysical
+	if i == avx512 {
+		for g := range 2 {
+			for k := range 4 {
+				x[g][k] = v(4*g + k)
+				orig[g][k] = v(10 + 4*g + k)
+			}
+			t[g], u[g] = v(8+g), v(8+g)
 		}
-		t[g] = z(8 + g)
-	}
-	rows := [4]reg.VecPhysical{z(18), z(19), z(20), z(21)}
-
-	for lane, m := range []int{0x2222, 0x4444, 0x8888} {
-		MOVL(U32(m), reg.EAX)
-		KMOVW(reg.EAX, []reg.OpmaskPhysical{reg.K1, reg.K2, reg.K3}[lane])
+		rows = [4]reg.VecPhysical{v(18), v(19), v(20), v(21)}
+		scratch = v(22)
+		for lane, m := range []int{0x2222, 0x4444, 0x8888} {
+			MOVL(U32(m), reg.EAX)
+			KMOVW(reg.EAX, []reg.OpmaskPhysical{reg.K1, reg.K2, reg.K3}[lane])
+		}
+	} else {
+		local := AllocLocal(8*w + 32)
+		LEAQ(local, base)
+		ADDQ(U8(31), base)
+		ANDQ(I8(-32), base)
+		for g := range 2 {
+			for k := range 4 {
+				x[g][k] = v(4*g + k)
+				orig[g][k] = Mem{Base: base, Disp: w * (4*g + k)}
+			}
+			t[g], u[g] = v(8), v(9)
+		}
+		rows = [4]reg.VecPhysical{v(10), v(11), v(12), v(13)}
+		scratch = v(14)
 	}
 	blend := func(out reg.VecPhysical, srcs [4]reg.VecPhysical) {
-		VPBLENDMD(srcs[1], srcs[0], reg.K1, out)
-		VPBLENDMD(srcs[2], out, reg.K2, out)
-		VPBLENDMD(srcs[3], out, reg.K3, out)
+		if i == avx512 {
+			VPBLENDMD(srcs[1], srcs[0], reg.K1, out)
+			VPBLENDMD(srcs[2], out, reg.K2, out)
+			VPBLENDMD(srcs[3], out, reg.K3, out)
+			return
+		}
+		VPBLENDD(U8(0x22), srcs[1], srcs[0], out)
+		VPBLENDD(U8(0x44), srcs[2], out, out)
+		VPBLENDD(U8(0x88), srcs[3], out, out)
+	}
+	// copyVec moves a vector between registers or to and from the stack.
+	copyVec := func(src, dst Op) {
+		if m, ok := dst.(Mem); ok {
+			a.Store(m, src.(reg.Register))
+			return
+		}
+		if m, ok := src.(Mem); ok {
+			a.Load(dst.(reg.Register), m)
+			return
+		}
+		a.Copy(dst.(reg.Register), src.(reg.Register))
 	}
 
 	Comment("Load the matrix rows and blend them into the diagonals of both groups.")
@@ -57,29 +100,34 @@ func genHorizontal8() {
 		a.BroadcastRow(rows[m], Mem{Base: s, Disp: 16 * m})
 	}
 	for k := range 4 {
-		blend(orig[0][k], [4]reg.VecPhysical{rows[k], rows[(k+1)%4], rows[(k+2)%4], rows[(k+3)%4]})
-		if k != 2 {
-			a.Copy(orig[1][k], orig[0][k])
+		blend(x[0][k], [4]reg.VecPhysical{rows[k], rows[(k+1)%4], rows[(k+2)%4], rows[(k+3)%4]})
+	}
+	// Lane L of group g is block per*g+L: add that to its counter word.
+	a.Add3(x[1][2], x[0][2], groupCounters(per))
+	a.Add(x[0][2], counterSteps(per, false))
+	for g := range 2 {
+		for k := range 4 {
+			if g == 1 && k != 2 {
+				copyVec(x[0][k], x[1][k])
+			}
+			copyVec(x[g][k], orig[g][k])
 		}
 	}
-	// Lane L of group g is block 4g+L: add that to its counter word.
-	a.Add3(orig[1][2], orig[0][2], groupCounters(4))
-	a.Add(orig[0][2], counterSteps(4, false))
 
 	TESTQ(blocks, blocks)
 	JZ(LabelRef(name + "_done"))
 	Label(name + "_batch")
 	for g := range 2 {
 		for k := range 4 {
-			a.Copy(x[g][k], orig[g][k])
+			copyVec(orig[g][k], x[g][k])
 		}
 	}
 	MOVQ(rounds, dr)
 	SHRQ(U8(1), dr)
-	// both emits one step or lane rotation for each group in turn.
+	// step and rotate emit one step or lane rotation for each group.
 	step := func(xi, yi, zi, r int) {
 		for g := range 2 {
-			a.AddRotXor(x[g][xi], x[g][yi], x[g][zi], t[g], t[g], r)
+			a.AddRotXor(x[g][xi], x[g][yi], x[g][zi], t[g], u[g], r)
 		}
 	}
 	rotate := func(k, n int) {
@@ -123,21 +171,36 @@ func genHorizontal8() {
 			for m := range 4 {
 				blend(rows[m], [4]reg.VecPhysical{xs[m], xs[(m+3)%4], xs[(m+2)%4], xs[(m+1)%4]})
 			}
-			out, _ := arx.Transpose128x4([4]reg.Register{rows[0], rows[1], rows[2], rows[3]}, z(22))
-			for l := range 4 {
-				emit(out[l], 4*g+l, 0, nil)
+			if i == avx512 {
+				out, _ := arx.Transpose128x4([4]reg.Register{rows[0], rows[1], rows[2], rows[3]}, scratch)
+				for l := range 4 {
+					emit(out[l], per*g+l, 0, nil)
+				}
+				continue
+			}
+			for h := range 2 {
+				arx.JoinLow(scratch, rows[2*h], rows[2*h+1])
+				emit(scratch, per*g, 32*h, nil)
+				arx.JoinHigh(scratch, rows[2*h], rows[2*h+1])
+				emit(scratch, per*g+1, 32*h, nil)
 			}
 		}
 	}
-	CMPQ(blocks, U8(8))
+	CMPQ(blocks, U8(n))
 	JB(LabelRef(name + "_partial"))
 	output(false)
-	ADDQ(U32(64*8), dst)
-	ADDQ(U32(64*8), src)
+	ADDQ(U32(64*n), dst)
+	ADDQ(U32(64*n), src)
 	for g := range 2 {
-		a.Add(orig[g][2], counterSteps(8, true))
+		if m, ok := orig[g][2].(Mem); ok {
+			a.Load(t[g], m)
+			a.Add(t[g], counterSteps(n, true))
+			a.Store(m, t[g])
+		} else {
+			a.Add(orig[g][2].(reg.Register), counterSteps(n, true))
+		}
 	}
-	SUBQ(U8(8), blocks)
+	SUBQ(U8(n), blocks)
 	JNZ(LabelRef(name + "_batch"))
 	JMP(LabelRef(name + "_done"))
 	Label(name + "_partial")
@@ -150,12 +213,12 @@ func genHorizontal8() {
 	RET()
 }
 
-// groupCounters is the table adding block 4+L's offset to lane L's counter
-// word for the second group of genHorizontal8.
-func groupCounters(first int) Mem {
+// groupCounters is the table adding block per+L's offset to lane L's
+// counter word, for the second group of genHorizontalPair.
+func groupCounters(per int) Mem {
 	var c [16]uint32
 	for l := range 4 {
-		c[4*l] = uint32(first + l)
+		c[4*l] = uint32(per + l)
 	}
-	return arx.Words(fmt.Sprintf("salsa_group%d", first), c)
+	return arx.Words(fmt.Sprintf("salsa_group%d", per), c)
 }

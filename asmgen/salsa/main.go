@@ -19,7 +19,7 @@
 //     such states run interleaved (vertical32.go).
 //   - horizontal (horizontal.go): one block per 128-bit lane in the
 //     diagonal layout of the Salsa20 paper's SIMD form, for inputs shorter
-//     than a vertical batch; on AVX-512 also two interleaved 4-block groups
+//     than a vertical batch; also two such groups interleaved
 //     (horizontal8.go).
 //
 // Rotations are VPROLD on AVX-512 and shift/xor/shift/xor into the
@@ -46,9 +46,10 @@ func main() {
 
 	genHorizontal(sse, 1)
 	genHorizontal(avx2, 2)
+	genHorizontalPair(avx2)
 	genHorizontal(avx512, 1)
 	genHorizontal(avx512, 4)
-	genHorizontal8()
+	genHorizontalPair(avx512)
 
 	Generate()
 }

@@ -45,6 +45,7 @@ func rawKernels() []rawKernel {
 		{"xorHorizontalSSSE3x1", xorHorizontalSSSE3x1, true, 1},
 		{"xorVerticalAVX2", withFirstRound(xorVerticalAVX2), cpu.X86.HasAVX2, 1},
 		{"xorHorizontalAVX2x2", xorHorizontalAVX2x2, cpu.X86.HasAVX2, 1},
+		{"xorHorizontalAVX2x4", xorHorizontalAVX2x4, cpu.X86.HasAVX2, 1},
 		{"xorVertical32AVX512", withFirstRound(xorVertical32AVX512), avx512, 32},
 		{"xorVerticalAVX512", withFirstRound(xorVerticalAVX512), avx512, 1},
 		{"xorHorizontalAVX512x1", xorHorizontalAVX512x1, avx512, 1},

@@ -2881,6 +2881,345 @@ DATA salsa_counter2_true<>+56(SB)/4, $0x00000000
 DATA salsa_counter2_true<>+60(SB)/4, $0x00000000
 GLOBL salsa_counter2_true<>(SB), RODATA|NOPTR, $64
 
+// func xorHorizontalAVX2x4(s *[16]uint32, rounds int, dst *byte, src *byte, blocks int)
+// Requires: AVX, AVX2
+TEXT ·xorHorizontalAVX2x4(SB), NOSPLIT, $288-40
+	MOVQ s+0(FP), SI
+	MOVQ rounds+8(FP), R8
+	MOVQ dst+16(FP), DI
+	MOVQ src+24(FP), DX
+	MOVQ blocks+32(FP), CX
+	LEAQ (SP), R10
+	ADDQ $0x1f, R10
+	ANDQ $-32, R10
+
+	// Load the matrix rows and blend them into the diagonals of both groups.
+	VBROADCASTI128 (SI), Y10
+	VBROADCASTI128 16(SI), Y11
+	VBROADCASTI128 32(SI), Y12
+	VBROADCASTI128 48(SI), Y13
+	VPBLENDD       $0x22, Y11, Y10, Y0
+	VPBLENDD       $0x44, Y12, Y0, Y0
+	VPBLENDD       $0x88, Y13, Y0, Y0
+	VPBLENDD       $0x22, Y12, Y11, Y1
+	VPBLENDD       $0x44, Y13, Y1, Y1
+	VPBLENDD       $0x88, Y10, Y1, Y1
+	VPBLENDD       $0x22, Y13, Y12, Y2
+	VPBLENDD       $0x44, Y10, Y2, Y2
+	VPBLENDD       $0x88, Y11, Y2, Y2
+	VPBLENDD       $0x22, Y10, Y13, Y3
+	VPBLENDD       $0x44, Y11, Y3, Y3
+	VPBLENDD       $0x88, Y12, Y3, Y3
+	VPADDD         salsa_group2<>+0(SB), Y2, Y6
+	VPADDD         salsa_counter2_false<>+0(SB), Y2, Y2
+	VMOVDQU        Y0, (R10)
+	VMOVDQU        Y1, 32(R10)
+	VMOVDQU        Y2, 64(R10)
+	VMOVDQU        Y3, 96(R10)
+	VMOVDQA        Y0, Y4
+	VMOVDQU        Y4, 128(R10)
+	VMOVDQA        Y1, Y5
+	VMOVDQU        Y5, 160(R10)
+	VMOVDQU        Y6, 192(R10)
+	VMOVDQA        Y3, Y7
+	VMOVDQU        Y7, 224(R10)
+	TESTQ          CX, CX
+	JZ             xorHorizontalAVX2x4_done
+
+xorHorizontalAVX2x4_batch:
+	VMOVDQU (R10), Y0
+	VMOVDQU 32(R10), Y1
+	VMOVDQU 64(R10), Y2
+	VMOVDQU 96(R10), Y3
+	VMOVDQU 128(R10), Y4
+	VMOVDQU 160(R10), Y5
+	VMOVDQU 192(R10), Y6
+	VMOVDQU 224(R10), Y7
+	MOVQ    R8, R9
+	SHRQ    $0x01, R9
+
+xorHorizontalAVX2x4_double:
+	VPADDD  Y3, Y0, Y8
+	VPSLLD  $0x07, Y8, Y9
+	VPSRLD  $0x19, Y8, Y8
+	VPXOR   Y9, Y1, Y1
+	VPXOR   Y8, Y1, Y1
+	VPADDD  Y7, Y4, Y8
+	VPSLLD  $0x07, Y8, Y9
+	VPSRLD  $0x19, Y8, Y8
+	VPXOR   Y9, Y5, Y5
+	VPXOR   Y8, Y5, Y5
+	VPADDD  Y0, Y1, Y8
+	VPSLLD  $0x09, Y8, Y9
+	VPSRLD  $0x17, Y8, Y8
+	VPXOR   Y9, Y2, Y2
+	VPXOR   Y8, Y2, Y2
+	VPADDD  Y4, Y5, Y8
+	VPSLLD  $0x09, Y8, Y9
+	VPSRLD  $0x17, Y8, Y8
+	VPXOR   Y9, Y6, Y6
+	VPXOR   Y8, Y6, Y6
+	VPADDD  Y1, Y2, Y8
+	VPSLLD  $0x0d, Y8, Y9
+	VPSRLD  $0x13, Y8, Y8
+	VPXOR   Y9, Y3, Y3
+	VPXOR   Y8, Y3, Y3
+	VPADDD  Y5, Y6, Y8
+	VPSLLD  $0x0d, Y8, Y9
+	VPSRLD  $0x13, Y8, Y8
+	VPXOR   Y9, Y7, Y7
+	VPXOR   Y8, Y7, Y7
+	VPADDD  Y2, Y3, Y8
+	VPSLLD  $0x12, Y8, Y9
+	VPSRLD  $0x0e, Y8, Y8
+	VPXOR   Y9, Y0, Y0
+	VPXOR   Y8, Y0, Y0
+	VPADDD  Y6, Y7, Y8
+	VPSLLD  $0x12, Y8, Y9
+	VPSRLD  $0x0e, Y8, Y8
+	VPXOR   Y9, Y4, Y4
+	VPXOR   Y8, Y4, Y4
+	VPSHUFD $0x39, Y3, Y3
+	VPSHUFD $0x39, Y7, Y7
+	VPSHUFD $0x4e, Y2, Y2
+	VPSHUFD $0x4e, Y6, Y6
+	VPSHUFD $0x93, Y1, Y1
+	VPSHUFD $0x93, Y5, Y5
+	VPADDD  Y1, Y0, Y8
+	VPSLLD  $0x07, Y8, Y9
+	VPSRLD  $0x19, Y8, Y8
+	VPXOR   Y9, Y3, Y3
+	VPXOR   Y8, Y3, Y3
+	VPADDD  Y5, Y4, Y8
+	VPSLLD  $0x07, Y8, Y9
+	VPSRLD  $0x19, Y8, Y8
+	VPXOR   Y9, Y7, Y7
+	VPXOR   Y8, Y7, Y7
+	VPADDD  Y0, Y3, Y8
+	VPSLLD  $0x09, Y8, Y9
+	VPSRLD  $0x17, Y8, Y8
+	VPXOR   Y9, Y2, Y2
+	VPXOR   Y8, Y2, Y2
+	VPADDD  Y4, Y7, Y8
+	VPSLLD  $0x09, Y8, Y9
+	VPSRLD  $0x17, Y8, Y8
+	VPXOR   Y9, Y6, Y6
+	VPXOR   Y8, Y6, Y6
+	VPADDD  Y3, Y2, Y8
+	VPSLLD  $0x0d, Y8, Y9
+	VPSRLD  $0x13, Y8, Y8
+	VPXOR   Y9, Y1, Y1
+	VPXOR   Y8, Y1, Y1
+	VPADDD  Y7, Y6, Y8
+	VPSLLD  $0x0d, Y8, Y9
+	VPSRLD  $0x13, Y8, Y8
+	VPXOR   Y9, Y5, Y5
+	VPXOR   Y8, Y5, Y5
+	VPADDD  Y2, Y1, Y8
+	VPSLLD  $0x12, Y8, Y9
+	VPSRLD  $0x0e, Y8, Y8
+	VPXOR   Y9, Y0, Y0
+	VPXOR   Y8, Y0, Y0
+	VPADDD  Y6, Y5, Y8
+	VPSLLD  $0x12, Y8, Y9
+	VPSRLD  $0x0e, Y8, Y8
+	VPXOR   Y9, Y4, Y4
+	VPXOR   Y8, Y4, Y4
+	VPSHUFD $0x93, Y3, Y3
+	VPSHUFD $0x93, Y7, Y7
+	VPSHUFD $0x4e, Y2, Y2
+	VPSHUFD $0x4e, Y6, Y6
+	VPSHUFD $0x39, Y1, Y1
+	VPSHUFD $0x39, Y5, Y5
+	DECQ    R9
+	JNZ     xorHorizontalAVX2x4_double
+
+	// Feed forward, then back to matrix rows and out, group by group.
+	VPADDD     (R10), Y0, Y0
+	VPADDD     32(R10), Y1, Y1
+	VPADDD     64(R10), Y2, Y2
+	VPADDD     96(R10), Y3, Y3
+	VPADDD     128(R10), Y4, Y4
+	VPADDD     160(R10), Y5, Y5
+	VPADDD     192(R10), Y6, Y6
+	VPADDD     224(R10), Y7, Y7
+	CMPQ       CX, $0x04
+	JB         xorHorizontalAVX2x4_partial
+	VPBLENDD   $0x22, Y3, Y0, Y10
+	VPBLENDD   $0x44, Y2, Y10, Y10
+	VPBLENDD   $0x88, Y1, Y10, Y10
+	VPBLENDD   $0x22, Y0, Y1, Y11
+	VPBLENDD   $0x44, Y3, Y11, Y11
+	VPBLENDD   $0x88, Y2, Y11, Y11
+	VPBLENDD   $0x22, Y1, Y2, Y12
+	VPBLENDD   $0x44, Y0, Y12, Y12
+	VPBLENDD   $0x88, Y3, Y12, Y12
+	VPBLENDD   $0x22, Y2, Y3, Y13
+	VPBLENDD   $0x44, Y1, Y13, Y13
+	VPBLENDD   $0x88, Y0, Y13, Y13
+	VPERM2I128 $0x20, Y11, Y10, Y14
+	VPXOR      (DX), Y14, Y14
+	VMOVDQU    Y14, (DI)
+	VPERM2I128 $0x31, Y11, Y10, Y14
+	VPXOR      64(DX), Y14, Y14
+	VMOVDQU    Y14, 64(DI)
+	VPERM2I128 $0x20, Y13, Y12, Y14
+	VPXOR      32(DX), Y14, Y14
+	VMOVDQU    Y14, 32(DI)
+	VPERM2I128 $0x31, Y13, Y12, Y14
+	VPXOR      96(DX), Y14, Y14
+	VMOVDQU    Y14, 96(DI)
+	VPBLENDD   $0x22, Y7, Y4, Y10
+	VPBLENDD   $0x44, Y6, Y10, Y10
+	VPBLENDD   $0x88, Y5, Y10, Y10
+	VPBLENDD   $0x22, Y4, Y5, Y11
+	VPBLENDD   $0x44, Y7, Y11, Y11
+	VPBLENDD   $0x88, Y6, Y11, Y11
+	VPBLENDD   $0x22, Y5, Y6, Y12
+	VPBLENDD   $0x44, Y4, Y12, Y12
+	VPBLENDD   $0x88, Y7, Y12, Y12
+	VPBLENDD   $0x22, Y6, Y7, Y13
+	VPBLENDD   $0x44, Y5, Y13, Y13
+	VPBLENDD   $0x88, Y4, Y13, Y13
+	VPERM2I128 $0x20, Y11, Y10, Y14
+	VPXOR      128(DX), Y14, Y14
+	VMOVDQU    Y14, 128(DI)
+	VPERM2I128 $0x31, Y11, Y10, Y14
+	VPXOR      192(DX), Y14, Y14
+	VMOVDQU    Y14, 192(DI)
+	VPERM2I128 $0x20, Y13, Y12, Y14
+	VPXOR      160(DX), Y14, Y14
+	VMOVDQU    Y14, 160(DI)
+	VPERM2I128 $0x31, Y13, Y12, Y14
+	VPXOR      224(DX), Y14, Y14
+	VMOVDQU    Y14, 224(DI)
+	ADDQ       $0x00000100, DI
+	ADDQ       $0x00000100, DX
+	VMOVDQU    64(R10), Y8
+	VPADDD     salsa_counter4_true<>+0(SB), Y8, Y8
+	VMOVDQU    Y8, 64(R10)
+	VMOVDQU    192(R10), Y8
+	VPADDD     salsa_counter4_true<>+0(SB), Y8, Y8
+	VMOVDQU    Y8, 192(R10)
+	SUBQ       $0x04, CX
+	JNZ        xorHorizontalAVX2x4_batch
+	JMP        xorHorizontalAVX2x4_done
+
+xorHorizontalAVX2x4_partial:
+	VPBLENDD   $0x22, Y3, Y0, Y10
+	VPBLENDD   $0x44, Y2, Y10, Y10
+	VPBLENDD   $0x88, Y1, Y10, Y10
+	VPBLENDD   $0x22, Y0, Y1, Y11
+	VPBLENDD   $0x44, Y3, Y11, Y11
+	VPBLENDD   $0x88, Y2, Y11, Y11
+	VPBLENDD   $0x22, Y1, Y2, Y12
+	VPBLENDD   $0x44, Y0, Y12, Y12
+	VPBLENDD   $0x88, Y3, Y12, Y12
+	VPBLENDD   $0x22, Y2, Y3, Y13
+	VPBLENDD   $0x44, Y1, Y13, Y13
+	VPBLENDD   $0x88, Y0, Y13, Y13
+	VPERM2I128 $0x20, Y11, Y10, Y14
+	VPXOR      (DX), Y14, Y14
+	VMOVDQU    Y14, (DI)
+	VPERM2I128 $0x31, Y11, Y10, Y14
+	CMPQ       CX, $0x01
+	JBE        xorHorizontalAVX2x4_part_part_skip_1_0
+	VPXOR      64(DX), Y14, Y14
+	VMOVDQU    Y14, 64(DI)
+
+xorHorizontalAVX2x4_part_part_skip_1_0:
+	VPERM2I128 $0x20, Y13, Y12, Y14
+	VPXOR      32(DX), Y14, Y14
+	VMOVDQU    Y14, 32(DI)
+	VPERM2I128 $0x31, Y13, Y12, Y14
+	CMPQ       CX, $0x01
+	JBE        xorHorizontalAVX2x4_part_part_skip_1_32
+	VPXOR      96(DX), Y14, Y14
+	VMOVDQU    Y14, 96(DI)
+
+xorHorizontalAVX2x4_part_part_skip_1_32:
+	VPBLENDD   $0x22, Y7, Y4, Y10
+	VPBLENDD   $0x44, Y6, Y10, Y10
+	VPBLENDD   $0x88, Y5, Y10, Y10
+	VPBLENDD   $0x22, Y4, Y5, Y11
+	VPBLENDD   $0x44, Y7, Y11, Y11
+	VPBLENDD   $0x88, Y6, Y11, Y11
+	VPBLENDD   $0x22, Y5, Y6, Y12
+	VPBLENDD   $0x44, Y4, Y12, Y12
+	VPBLENDD   $0x88, Y7, Y12, Y12
+	VPBLENDD   $0x22, Y6, Y7, Y13
+	VPBLENDD   $0x44, Y5, Y13, Y13
+	VPBLENDD   $0x88, Y4, Y13, Y13
+	VPERM2I128 $0x20, Y11, Y10, Y14
+	CMPQ       CX, $0x02
+	JBE        xorHorizontalAVX2x4_part_part_skip_2_0
+	VPXOR      128(DX), Y14, Y14
+	VMOVDQU    Y14, 128(DI)
+
+xorHorizontalAVX2x4_part_part_skip_2_0:
+	VPERM2I128 $0x31, Y11, Y10, Y14
+	CMPQ       CX, $0x03
+	JBE        xorHorizontalAVX2x4_part_part_skip_3_0
+	VPXOR      192(DX), Y14, Y14
+	VMOVDQU    Y14, 192(DI)
+
+xorHorizontalAVX2x4_part_part_skip_3_0:
+	VPERM2I128 $0x20, Y13, Y12, Y14
+	CMPQ       CX, $0x02
+	JBE        xorHorizontalAVX2x4_part_part_skip_2_32
+	VPXOR      160(DX), Y14, Y14
+	VMOVDQU    Y14, 160(DI)
+
+xorHorizontalAVX2x4_part_part_skip_2_32:
+	VPERM2I128 $0x31, Y13, Y12, Y14
+	CMPQ       CX, $0x03
+	JBE        xorHorizontalAVX2x4_part_part_skip_3_32
+	VPXOR      224(DX), Y14, Y14
+	VMOVDQU    Y14, 224(DI)
+
+xorHorizontalAVX2x4_part_part_skip_3_32:
+xorHorizontalAVX2x4_done:
+	MOVQ blocks+32(FP), AX
+	ADDL AX, 32(SI)
+	VZEROUPPER
+	RET
+
+DATA salsa_group2<>+0(SB)/4, $0x00000002
+DATA salsa_group2<>+4(SB)/4, $0x00000000
+DATA salsa_group2<>+8(SB)/4, $0x00000000
+DATA salsa_group2<>+12(SB)/4, $0x00000000
+DATA salsa_group2<>+16(SB)/4, $0x00000003
+DATA salsa_group2<>+20(SB)/4, $0x00000000
+DATA salsa_group2<>+24(SB)/4, $0x00000000
+DATA salsa_group2<>+28(SB)/4, $0x00000000
+DATA salsa_group2<>+32(SB)/4, $0x00000004
+DATA salsa_group2<>+36(SB)/4, $0x00000000
+DATA salsa_group2<>+40(SB)/4, $0x00000000
+DATA salsa_group2<>+44(SB)/4, $0x00000000
+DATA salsa_group2<>+48(SB)/4, $0x00000005
+DATA salsa_group2<>+52(SB)/4, $0x00000000
+DATA salsa_group2<>+56(SB)/4, $0x00000000
+DATA salsa_group2<>+60(SB)/4, $0x00000000
+GLOBL salsa_group2<>(SB), RODATA|NOPTR, $64
+
+DATA salsa_counter4_true<>+0(SB)/4, $0x00000004
+DATA salsa_counter4_true<>+4(SB)/4, $0x00000000
+DATA salsa_counter4_true<>+8(SB)/4, $0x00000000
+DATA salsa_counter4_true<>+12(SB)/4, $0x00000000
+DATA salsa_counter4_true<>+16(SB)/4, $0x00000004
+DATA salsa_counter4_true<>+20(SB)/4, $0x00000000
+DATA salsa_counter4_true<>+24(SB)/4, $0x00000000
+DATA salsa_counter4_true<>+28(SB)/4, $0x00000000
+DATA salsa_counter4_true<>+32(SB)/4, $0x00000004
+DATA salsa_counter4_true<>+36(SB)/4, $0x00000000
+DATA salsa_counter4_true<>+40(SB)/4, $0x00000000
+DATA salsa_counter4_true<>+44(SB)/4, $0x00000000
+DATA salsa_counter4_true<>+48(SB)/4, $0x00000004
+DATA salsa_counter4_true<>+52(SB)/4, $0x00000000
+DATA salsa_counter4_true<>+56(SB)/4, $0x00000000
+DATA salsa_counter4_true<>+60(SB)/4, $0x00000000
+GLOBL salsa_counter4_true<>(SB), RODATA|NOPTR, $64
+
 // func xorHorizontalAVX512x1(s *[16]uint32, rounds int, dst *byte, src *byte, blocks int)
 // Requires: AVX, AVX512F, AVX512VL
 TEXT ·xorHorizontalAVX512x1(SB), NOSPLIT, $0-40
@@ -3176,24 +3515,6 @@ DATA salsa_counter4_false<>+56(SB)/4, $0x00000000
 DATA salsa_counter4_false<>+60(SB)/4, $0x00000000
 GLOBL salsa_counter4_false<>(SB), RODATA|NOPTR, $64
 
-DATA salsa_counter4_true<>+0(SB)/4, $0x00000004
-DATA salsa_counter4_true<>+4(SB)/4, $0x00000000
-DATA salsa_counter4_true<>+8(SB)/4, $0x00000000
-DATA salsa_counter4_true<>+12(SB)/4, $0x00000000
-DATA salsa_counter4_true<>+16(SB)/4, $0x00000004
-DATA salsa_counter4_true<>+20(SB)/4, $0x00000000
-DATA salsa_counter4_true<>+24(SB)/4, $0x00000000
-DATA salsa_counter4_true<>+28(SB)/4, $0x00000000
-DATA salsa_counter4_true<>+32(SB)/4, $0x00000004
-DATA salsa_counter4_true<>+36(SB)/4, $0x00000000
-DATA salsa_counter4_true<>+40(SB)/4, $0x00000000
-DATA salsa_counter4_true<>+44(SB)/4, $0x00000000
-DATA salsa_counter4_true<>+48(SB)/4, $0x00000004
-DATA salsa_counter4_true<>+52(SB)/4, $0x00000000
-DATA salsa_counter4_true<>+56(SB)/4, $0x00000000
-DATA salsa_counter4_true<>+60(SB)/4, $0x00000000
-GLOBL salsa_counter4_true<>(SB), RODATA|NOPTR, $64
-
 // func xorHorizontalAVX512x8(s *[16]uint32, rounds int, dst *byte, src *byte, blocks int)
 // Requires: AVX, AVX512F
 TEXT ·xorHorizontalAVX512x8(SB), NOSPLIT, $0-40
@@ -3214,23 +3535,31 @@ TEXT ·xorHorizontalAVX512x8(SB), NOSPLIT, $0-40
 	VBROADCASTI32X4 16(SI), Z19
 	VBROADCASTI32X4 32(SI), Z20
 	VBROADCASTI32X4 48(SI), Z21
-	VPBLENDMD       Z19, Z18, K1, Z10
-	VPBLENDMD       Z20, Z10, K2, Z10
-	VPBLENDMD       Z21, Z10, K3, Z10
-	VMOVDQA32       Z10, Z14
-	VPBLENDMD       Z20, Z19, K1, Z11
-	VPBLENDMD       Z21, Z11, K2, Z11
-	VPBLENDMD       Z18, Z11, K3, Z11
-	VMOVDQA32       Z11, Z15
-	VPBLENDMD       Z21, Z20, K1, Z12
-	VPBLENDMD       Z18, Z12, K2, Z12
-	VPBLENDMD       Z19, Z12, K3, Z12
-	VPBLENDMD       Z18, Z21, K1, Z13
-	VPBLENDMD       Z19, Z13, K2, Z13
-	VPBLENDMD       Z20, Z13, K3, Z13
-	VMOVDQA32       Z13, Z17
-	VPADDD          salsa_group4<>+0(SB), Z12, Z16
-	VPADDD          salsa_counter4_false<>+0(SB), Z12, Z12
+	VPBLENDMD       Z19, Z18, K1, Z0
+	VPBLENDMD       Z20, Z0, K2, Z0
+	VPBLENDMD       Z21, Z0, K3, Z0
+	VPBLENDMD       Z20, Z19, K1, Z1
+	VPBLENDMD       Z21, Z1, K2, Z1
+	VPBLENDMD       Z18, Z1, K3, Z1
+	VPBLENDMD       Z21, Z20, K1, Z2
+	VPBLENDMD       Z18, Z2, K2, Z2
+	VPBLENDMD       Z19, Z2, K3, Z2
+	VPBLENDMD       Z18, Z21, K1, Z3
+	VPBLENDMD       Z19, Z3, K2, Z3
+	VPBLENDMD       Z20, Z3, K3, Z3
+	VPADDD          salsa_group4<>+0(SB), Z2, Z6
+	VPADDD          salsa_counter4_false<>+0(SB), Z2, Z2
+	VMOVDQA32       Z0, Z10
+	VMOVDQA32       Z1, Z11
+	VMOVDQA32       Z2, Z12
+	VMOVDQA32       Z3, Z13
+	VMOVDQA32       Z0, Z4
+	VMOVDQA32       Z4, Z14
+	VMOVDQA32       Z1, Z5
+	VMOVDQA32       Z5, Z15
+	VMOVDQA32       Z6, Z16
+	VMOVDQA32       Z3, Z7
+	VMOVDQA32       Z7, Z17
 	TESTQ           CX, CX
 	JZ              xorHorizontalAVX512x8_done
 

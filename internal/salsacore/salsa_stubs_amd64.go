@@ -34,6 +34,11 @@ func xorHorizontalSSSE3x1(s *[16]uint32, rounds int, dst *byte, src *byte, block
 //go:noescape
 func xorHorizontalAVX2x2(s *[16]uint32, rounds int, dst *byte, src *byte, blocks int)
 
+// xorHorizontalAVX2x4 XORs blocks key stream blocks into dst, 4 at a time as two interleaved 2-block groups in the diagonal layout (AVX2).
+//
+//go:noescape
+func xorHorizontalAVX2x4(s *[16]uint32, rounds int, dst *byte, src *byte, blocks int)
+
 // xorHorizontalAVX512x1 XORs blocks key stream blocks into dst, 1 at a time in the diagonal layout (AVX512).
 //
 //go:noescape

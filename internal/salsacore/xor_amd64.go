@@ -94,20 +94,23 @@ func xorSSSE3(s *State, rounds int, dst, src []byte) {
 	}
 }
 
-// xorAVX2 is the AVX2 tier: 8-block vertical batches, two-block diagonal
-// kernel for up to two remaining blocks.
+// xorAVX2 is the AVX2 tier: 8-block vertical batches, diagonal kernels for
+// up to four remaining blocks (one group of two, or two interleaved).
 func xorAVX2(s *State, rounds int, dst, src []byte) {
 	n := len(src) / BlockSize
 	if n == 0 {
 		return
 	}
 	_ = dst[len(src)-1]
-	v, short := plan(n, 8, 2)
+	v, short := plan(n, 8, 4)
 	if v > 0 {
 		pre := firstRound(s)
 		xorVerticalAVX2(s, &pre, rounds, &dst[0], &src[0], v)
 	}
-	if short > 0 {
+	switch {
+	case short > 2:
+		xorHorizontalAVX2x4(s, rounds, &dst[v*BlockSize], &src[v*BlockSize], short)
+	case short > 0:
 		xorHorizontalAVX2x2(s, rounds, &dst[v*BlockSize], &src[v*BlockSize], short)
 	}
 }
