@@ -142,3 +142,13 @@ bench-compare:
 .PHONY: stress
 stress:
 	SPIPE_STRESS=1 $(GO) test -count=1 -v -timeout 30m ./internal/faultproxy ./internal/stress
+
+# spipe beside raw TCP, a plaintext relay pair (our engine, encryption
+# off), spiped and ssh -L on loopback: bulk MB/s, pinned round trips and
+# connections/s, medians of REPS with a quiet-machine wait before each
+# measurement, and the ratios the hardening issue targets. Needs spiped and
+# openssh-server; not part of `make test`. SIZE, RTT_N, CPS_N, CPS_P, REPS,
+# SUITES, QUIET_BUSY, QUIET_TIMEOUT override the defaults.
+.PHONY: bench-pipe
+bench-pipe:
+	GO=$(GO) bash scripts/bench-pipe.sh

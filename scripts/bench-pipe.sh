@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# make bench-pipe: spipe beside raw TCP, a plaintext relay pair of the same
+# shape (spipe's forwarding engine with encryption off), spiped and ssh -L,
+# all on loopback in one run. For each system: bulk throughput of SIZE
+# bytes over one connection, RTT_N round trips of 64 bytes with everything
+# pinned to one CPU (p50, p99), and CPS_N connections (connect, 1-byte
+# echo, close; CPS_P at a time). Before each measurement it waits (up to
+# QUIET_TIMEOUT s) for the machine to be less than QUIET_BUSY % busy, and
+# it repeats everything REPS times, round-robin over the systems, printing
+# medians and the ratios the hardening issue sets as targets.
+#
+# Needs spiped (Debian: spiped), sshd and ssh (openssh-server), taskset.
+# Not part of `make test`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+GO=${GO:-go}
+SIZE=${SIZE:-2147483648}
+RTT_N=${RTT_N:-10000}
+CPS_N=${CPS_N:-2000}
+CPS_P=${CPS_P:-4}
+REPS=${REPS:-3}
+QUIET_BUSY=${QUIET_BUSY:-30}
+QUIET_TIMEOUT=${QUIET_TIMEOUT:-60}
+SUITES=${SUITES:-chacha20-poly1305 xsalsa20-poly1305 chacha12-poly1305 chacha8-poly1305 xsalsa12-poly1305}
+SSHD=${SSHD:-$(command -v sshd || echo /usr/sbin/sshd)}
+PIN_CPU=${PIN_CPU:-0}
+ALL_CPUS=$(taskset -pc $$ | sed 's/.*: //')
+
+for tool in spiped "$SSHD" ssh ssh-keygen taskset; do
+  command -v "$tool" >/dev/null || { echo "bench-pipe needs $tool (apt-get install spiped openssh-server util-linux)" >&2; exit 1; }
+done
+
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "== building"
+$GO build -o "$work/spipe" ./cmd/spipe
+$GO build -o "$work/benchpipe" ./internal/benchpipe
+bp=$work/benchpipe
+port() { "$bp" port; }
+bg() { # bg NAME CMD...: start in the background, log to $work/NAME.log
+  local name=$1; shift
+  "$@" >"$work/$name.log" 2>&1 &
+  pids+=($!)
+  eval "pid_$name=$!"
+}
+
+# --- the far end and the systems (all started once, idle until measured)
+tport=$(port)
+bg target "$bp" target -l "127.0.0.1:$tport"
+"$bp" wait -c "127.0.0.1:$tport"
+
+declare -A entry procs label
+systems=()
+add() { # add ID LABEL ENTRYPORT PIDS...
+  local id=$1 lbl=$2 p=$3; shift 3
+  systems+=("$id"); label[$id]=$lbl; entry[$id]=127.0.0.1:$p; procs[$id]="$*"
+}
+add raw "raw TCP" "$tport" "$pid_target"
+
+r2=$(port); r1=$(port)
+bg relay2 "$bp" relay -l "127.0.0.1:$r2" -t "127.0.0.1:$tport"
+bg relay1 "$bp" relay -l "127.0.0.1:$r1" -t "127.0.0.1:$r2"
+add relay "relay pair (plaintext)" "$r1" "$pid_target $pid_relay1 $pid_relay2"
+
+"$work/spipe" keygen "$work/key" >/dev/null
+n=0
+for suite in $SUITES; do
+  for pfs in on off; do
+    n=$((n + 1))
+    flags=(--cipher "$suite" --max-conns 1000 --log-level error)
+    [ $pfs = off ] && flags+=(--no-pfs)
+    lp=$(port); cp=$(port)
+    bg "spl$n" "$work/spipe" listen -s "127.0.0.1:$lp" -t "127.0.0.1:$tport" -k "$work/key" "${flags[@]}"
+    bg "spc$n" "$work/spipe" connect -s "127.0.0.1:$cp" -t "127.0.0.1:$lp" -k "$work/key" "${flags[@]}"
+    eval "add spipe$n \"spipe $suite pfs=$pfs\" $cp \"\$pid_target \$pid_spl$n \$pid_spc$n\""
+    [ "$suite" = chacha20-poly1305 ] && [ $pfs = on ] && spipe_default=spipe$n
+    [ "$suite" = chacha20-poly1305 ] && [ $pfs = off ] && spipe_nopfs=spipe$n
+  done
+done
+
+head -c 32 /dev/urandom >"$work/spiped.key"
+for fast in "" "-f"; do
+  dp=$(port); ep=$(port); id=spiped${fast:+f}
+  bg "${id}d" spiped -F -d -s "[127.0.0.1]:$dp" -t "[127.0.0.1]:$tport" -k "$work/spiped.key" -n 1000 $fast
+  bg "${id}e" spiped -F -e -s "[127.0.0.1]:$ep" -t "[127.0.0.1]:$dp" -k "$work/spiped.key" -n 1000 $fast
+  eval "add $id \"spiped ${fast:-(DH)}\" $ep \"\$pid_target \$pid_${id}d \$pid_${id}e\""
+done
+
+ssh-keygen -q -t ed25519 -N '' -f "$work/host_key"
+ssh-keygen -q -t ed25519 -N '' -f "$work/user_key"
+cp "$work/user_key.pub" "$work/authorized_keys"
+chmod 600 "$work/authorized_keys"
+sshd_port=$(port)
+cat >"$work/sshd_config" <<CONF
+Port $sshd_port
+ListenAddress 127.0.0.1
+HostKey $work/host_key
+PidFile $work/sshd.pid
+AuthorizedKeysFile $work/authorized_keys
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+PermitRootLogin prohibit-password
+AllowTcpForwarding yes
+MaxSessions 1000
+LogLevel ERROR
+CONF
+if [ "$(id -u)" = 0 ]; then mkdir -p /run/sshd && chmod 0755 /run/sshd; fi
+bg sshd "$SSHD" -D -e -f "$work/sshd_config"
+"$bp" wait -c "127.0.0.1:$sshd_port"
+for cipher in chacha20-poly1305@openssh.com aes128-gcm@openssh.com; do
+  lp=$(port); id=ssh_${cipher%%-*}
+  bg "$id" ssh -F /dev/null -N -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
+    -o ExitOnForwardFailure=yes -o Compression=no -c "$cipher" -i "$work/user_key" -p "$sshd_port" \
+    -L "127.0.0.1:$lp:127.0.0.1:$tport" "$(id -un)@127.0.0.1"
+  eval "add $id \"ssh -L ${cipher%%@*}\" $lp \"\$pid_target \$pid_sshd \$pid_$id\""
+done
+
+for id in "${systems[@]}"; do
+  "$bp" wait -c "${entry[$id]}" || { echo "${label[$id]} did not start:"; tail -5 "$work"/*.log; exit 1; }
+done
+
+# --- measuring
+# busy prints how busy (percent, all CPUs) the machine was over 1 s.
+busy() {
+  local a b
+  a=($(head -1 /proc/stat)); sleep 1; b=($(head -1 /proc/stat))
+  local idle=$(( (b[4] + b[5]) - (a[4] + a[5]) )) total=0 i
+  for i in 1 2 3 4 5 6 7 8; do total=$(( total + b[i] - a[i] )); done
+  echo $(( total > 0 ? 100 - 100 * idle / total : 0 ))
+}
+# quiet waits for a quiet machine (or gives up after QUIET_TIMEOUT s) and
+# records what it saw.
+quiet() {
+  local start=$SECONDS b
+  while :; do
+    b=$(busy)
+    if [ "$b" -lt "$QUIET_BUSY" ] || [ $((SECONDS - start)) -ge "$QUIET_TIMEOUT" ]; then break; fi
+  done
+  echo "$b $(cut -d' ' -f1 /proc/loadavg)" >>"$work/quiet"
+}
+# tree lists a process and its descendants (sshd forks per connection).
+tree() {
+  local p
+  for p in "$@"; do
+    echo "$p"
+    tree $(ps -o pid= --ppid "$p" 2>/dev/null) 
+  done
+}
+pin() { # pin CPUS PIDS...: move every thread of the processes
+  local cpus=$1 p; shift
+  for p in $(tree "$@"); do taskset -apc "$cpus" "$p" >/dev/null 2>&1 || true; done
+}
+record() { echo "$1 $2 $3" >>"$work/results"; }
+value() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p"; }
+
+run() { # run ID METRIC
+  local id=$1 metric=$2 out
+  quiet
+  case $metric in
+  bulk)
+    out=$("$bp" bulk -c "${entry[$id]}" -n "$SIZE") || { echo "  ${label[$id]} bulk failed" >&2; return; }
+    record "$id" bulk "$(echo "$out" | value mbps)" ;;
+  rtt)
+    pin "$PIN_CPU" ${procs[$id]}
+    out=$(taskset -c "$PIN_CPU" "$bp" rtt -c "${entry[$id]}" -n "$RTT_N" -size 64) || { echo "  ${label[$id]} rtt failed" >&2; pin "$ALL_CPUS" ${procs[$id]}; return; }
+    pin "$ALL_CPUS" ${procs[$id]}
+    record "$id" p50 "$(echo "$out" | value p50_us)"
+    record "$id" p99 "$(echo "$out" | value p99_us)" ;;
+  cps)
+    out=$("$bp" cps -c "${entry[$id]}" -n "$CPS_N" -p "$CPS_P") || { echo "  ${label[$id]} cps failed" >&2; return; }
+    record "$id" cps "$(echo "$out" | value cps)" ;;
+  esac
+  echo "  rep $rep ${label[$id]} $metric: $(echo "$out" | tr '\n' ' ')(busy $(tail -1 "$work/quiet" | cut -d' ' -f1)%)"
+}
+
+echo "== measuring: ${#systems[@]} systems x (bulk $SIZE B, rtt $RTT_N x 64 B on CPU $PIN_CPU, cps $CPS_N x $CPS_P) x $REPS reps"
+for rep in $(seq 1 "$REPS"); do
+  for id in "${systems[@]}"; do
+    for metric in bulk rtt cps; do run "$id" "$metric"; done
+  done
+done
+
+# --- the table
+median() { # median ID METRIC
+  awk -v id="$1" -v m="$2" '$1 == id && $2 == m { print $3 }' "$work/results" | sort -g |
+    awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+echo
+echo "== medians of $REPS (bulk MB/s; round trip µs, pinned to one CPU; connections/s)"
+printf "%-36s %10s %10s %10s %10s\n" system "bulk MB/s" "rtt p50" "rtt p99" "conn/s"
+for id in "${systems[@]}"; do
+  printf "%-36s %10s %10s %10s %10s\n" "${label[$id]}" "$(median "$id" bulk)" "$(median "$id" p50)" "$(median "$id" p99)" "$(median "$id" cps)"
+done
+echo
+echo "== ratios (spipe = chacha20-poly1305; targets from the hardening issue)"
+ratio() { # ratio TEXT A_ID A_METRIC B_ID B_METRIC OP TARGET
+  local a b r verdict
+  a=$(median "$2" "$3"); b=$(median "$4" "$5")
+  if [ "$a" = - ] || [ "$b" = - ]; then printf "%-52s %8s\n" "$1" "n/a"; return; fi
+  r=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }')
+  verdict=$(awk -v r="$r" -v t="$7" -v op="$6" 'BEGIN { ok = (op == ">=") ? r >= t : r <= t; print ok ? "meets" : "SHORT" }')
+  printf "%-52s %8sx   target %s %sx   %s\n" "$1" "$r" "$6" "$7" "$verdict"
+}
+ratio "bulk: spipe / relay pair" "$spipe_default" bulk relay bulk ">=" 0.75
+ratio "bulk: spipe / spiped" "$spipe_default" bulk spiped bulk ">=" 4
+ratio "bulk: spipe / ssh -L aes128-gcm" "$spipe_default" bulk ssh_aes128 bulk ">=" 1.1
+ratio "rtt p50: spipe / relay pair" "$spipe_default" p50 relay p50 "<=" 1.2
+ratio "conn/s with forward secrecy: spipe / spiped (DH)" "$spipe_default" cps spiped cps ">=" 3
+ratio "conn/s without: spipe --no-pfs / spiped -f" "$spipe_nopfs" cps spipedf cps ">=" 1.0
+echo
+mid() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+printf "machine before each measurement: busy median %s%% (max %s%%), 1-min load median %s (QUIET_BUSY=%s%%, QUIET_TIMEOUT=%ss)\n" \
+  "$(cut -d' ' -f1 "$work/quiet" | mid)" "$(cut -d' ' -f1 "$work/quiet" | sort -g | tail -1)" \
+  "$(cut -d' ' -f2 "$work/quiet" | mid)" "$QUIET_BUSY" "$QUIET_TIMEOUT"
