@@ -47,7 +47,23 @@ func ifma(accs int) {
 	rp := Mem{Base: Load(Param("r"), GP64())}
 	ptr := Load(Param("msg").Base(), GP64())
 	n := Load(Param("msg").Len(), GP64())
-	SHRQ(U8(7+log2(accs)), n) // iterations
+	// The message need not fill whole groups: the first group is padded in
+	// front with z empty lanes (no block, no 2^128 bit), which add nothing,
+	// and h enters at the lane of the first real block. The lengths decide
+	// z, so masks and branches on it leak nothing secret.
+	z := GP64()
+	SHRQ(U8(4), n) // blocks
+	MOVQ(n, z)
+	NEGQ(z)
+	ANDQ(U8(8*accs-1), z) // empty lanes in front
+	ADDQ(z, n)
+	SHRQ(U8(3+log2(accs)), n) // iterations
+	{
+		t := GP64()
+		MOVQ(z, t)
+		SHLQ(U8(4), t)
+		SUBQ(t, ptr) // the first group starts 16·z bytes early (masked off)
+	}
 
 	bcst := func(v uint64) VecVirtual {
 		g, z := GP64(), ZMM()
@@ -70,20 +86,45 @@ func ifma(accs int) {
 	}
 	hibit := bcst(1 << 40) // 2^128 at limb 2 (bit 88)
 
-	// Accumulators: h enters lane 0 (block 0) of accumulator 0.
+	// Masks of the first group: per accumulator, the quadwords of its two
+	// loads that hold message (x covers its blocks 0-3, y blocks 4-7) and
+	// the lanes that get the 2^128 bit. h enters at the first real block:
+	// the lowest valid lane of x if any, else of y, in the accumulator that
+	// holds block z. Each mask goes to an opmask register as soon as it is
+	// known (general registers are scarce here).
+	type firstMasks struct{ x, y, lanes Op }
+	fm := make([]firstMasks, accs)
 	H := make([][3]VecVirtual, accs)
-	l0, l1, l2 := loadH44(hp)
-	for a := range H {
+	l := [3]GPVirtual{}
+	l[0], l[1], l[2] = loadH44(hp)
+	for a := range fm {
+		fm[a].x, fm[a].y, fm[a].lanes = K(), K(), K()
+		lx := blockMask(z, 8*a)
+		KMOVW(lx.As32(), fm[a].x)
+		ANDQ(U8(0x55), lx)
+		ly := blockMask(z, 8*a+4)
+		KMOVW(ly.As32(), fm[a].y)
+		ANDQ(U32(0xaa), ly)
+		lanes := GP64()
+		MOVQ(lx, lanes)
+		ORQ(ly, lanes)
+		KMOVW(lanes.As32(), fm[a].lanes)
+		lowestBit(lx)
+		lowestBit(ly)
+		TESTQ(lx, lx)
+		CMOVQEQ(ly, lx)
+		if a > 0 { // accumulator 1 only when z >= 8 (accs is at most 2)
+			c := GP64()
+			MOVQ(z, c)
+			SHRQ(U8(3), c)
+			NEGQ(c)
+			ANDQ(c, lx)
+		}
+		kh := K()
+		KMOVW(lx.As32(), kh)
 		for i := range 3 {
 			H[a][i] = ZMM()
-		}
-	}
-	VMOVQ(l0, H[0][0].AsX())
-	VMOVQ(l1, H[0][1].AsX())
-	VMOVQ(l2, H[0][2].AsX())
-	for a := 1; a < accs; a++ {
-		for i := range 3 {
-			VPSUBQ(H[a][i], H[a][i], H[a][i])
+			VPBROADCASTQ_Z(l[i], kh, H[a][i])
 		}
 	}
 
@@ -101,31 +142,48 @@ func ifma(accs int) {
 		r[i] = main[i]
 	}
 
+	// absorb adds one group of blocks to the accumulators; the first group
+	// loads through the masks.
+	absorb := func(first bool) {
+		for a := range accs {
+			x, y, lo, hi := L[a][0], L[a][1], L[a][2], G[a][0]
+			var kl Op
+			if first {
+				VMOVDQU64_Z(Mem{Base: ptr, Disp: 128 * a}, fm[a].x, x)
+				VMOVDQU64_Z(Mem{Base: ptr, Disp: 128*a + 64}, fm[a].y, y)
+				kl = fm[a].lanes
+			} else {
+				VMOVDQU64(Mem{Base: ptr, Disp: 128 * a}, x)
+				VMOVDQU64(Mem{Base: ptr, Disp: 128*a + 64}, y)
+			}
+			VPUNPCKLQDQ(y, x, lo)
+			VPUNPCKHQDQ(y, x, hi)
+			// m0 = lo & mask; m1 = (lo>>44 | hi<<20) & mask; m2 = hi>>24 | 2^40
+			t, u := G[a][1], G[a][2]
+			VPANDQ(mask44, lo, t)
+			VPADDQ(t, H[a][0], H[a][0])
+			VPSRLQ(U8(44), lo, t)
+			VPSLLQ(U8(20), hi, u)
+			VPTERNLOGQ(U8(0xa8), mask44, u, t) // t = (t | u) & mask
+			VPADDQ(t, H[a][1], H[a][1])
+			VPSRLQ(U8(24), hi, t)
+			if first {
+				VPORQ(hibit, t, kl, t) // empty lanes stay 0
+			} else {
+				VPORQ(hibit, t, t)
+			}
+			VPADDQ(t, H[a][2], H[a][2])
+		}
+		ADDQ(U32(128*accs), ptr)
+		DECQ(n)
+		JZ(LabelRef("ifma_last"))
+		for a := range accs {
+			ifmaMul(H[a], L[a], G[a], r, k)
+		}
+	}
+	absorb(true)
 	Label("ifma_loop")
-	for a := range accs {
-		x, y, lo, hi := L[a][0], L[a][1], L[a][2], G[a][0]
-		VMOVDQU64(Mem{Base: ptr, Disp: 128 * a}, x)
-		VMOVDQU64(Mem{Base: ptr, Disp: 128*a + 64}, y)
-		VPUNPCKLQDQ(y, x, lo)
-		VPUNPCKHQDQ(y, x, hi)
-		// m0 = lo & mask; m1 = (lo>>44 | hi<<20) & mask; m2 = hi>>24 | 2^40
-		t, u := G[a][1], G[a][2]
-		VPANDQ(mask44, lo, t)
-		VPADDQ(t, H[a][0], H[a][0])
-		VPSRLQ(U8(44), lo, t)
-		VPSLLQ(U8(20), hi, u)
-		VPTERNLOGQ(U8(0xa8), mask44, u, t) // t = (t | u) & mask
-		VPADDQ(t, H[a][1], H[a][1])
-		VPSRLQ(U8(24), hi, t)
-		VPORQ(hibit, t, t)
-		VPADDQ(t, H[a][2], H[a][2])
-	}
-	ADDQ(U32(128*accs), ptr)
-	DECQ(n)
-	JZ(LabelRef("ifma_last"))
-	for a := range accs {
-		ifmaMul(H[a], L[a], G[a], r, k)
-	}
+	absorb(false)
 	JMP(LabelRef("ifma_loop"))
 
 	Label("ifma_last")
@@ -320,6 +378,35 @@ func ifmaMul(h, lo, hi [3]VecVirtual, b [5]Op, k ifmaConsts) {
 	VPADDQ(hi[0], h[1], h[1])
 	VPADDQ(hi[1], h[2], h[2])
 	VPMADD52LUQ(k.k5, hi[2], h[0])
+}
+
+// blockMask returns the quadword mask (two bits per block) of a 4-block
+// load of the first group starting at block first: its blocks below z are
+// padding. It computes 0xff << 2·clamp(z - first, 0, 4), truncated to 8
+// bits, with conditional moves.
+func blockMask(z GPVirtual, first int) GPVirtual {
+	s, zero, four, m := GP64(), GP64(), GP64(), GP64()
+	XORQ(zero, zero)
+	MOVQ(U32(4), four)
+	MOVQ(z, s)
+	SUBQ(U8(first), s)
+	CMPQ(s, U8(0))
+	CMOVQLT(zero, s)
+	CMPQ(s, U8(4))
+	CMOVQGT(four, s)
+	SHLQ(U8(1), s)
+	MOVQ(U32(0xff), m)
+	SHLXQ(s, m, m)
+	ANDQ(U32(0xff), m)
+	return m
+}
+
+// lowestBit keeps only the lowest set bit of x (x & -x).
+func lowestBit(x GPVirtual) {
+	t := GP64()
+	MOVQ(x, t)
+	NEGQ(t)
+	ANDQ(t, x)
 }
 
 func log2(n int) int {

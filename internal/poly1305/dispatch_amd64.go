@@ -13,16 +13,14 @@ func init() {
 	supported[kernelScalar] = true
 	supported[kernelAVX2] = cpu.X86.HasAVX && cpu.X86.HasAVX2
 	supported[kernelIFMA] = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL &&
-		cpu.X86.HasAVX512IFMA && supported[kernelAVX2]
+		cpu.X86.HasAVX512IFMA && cpu.X86.HasBMI2 && supported[kernelAVX2]
 	selectBest()
 }
 
-// The IFMA kernel absorbs 16 blocks per loop iteration (two accumulators
-// of 8 lanes), the AVX2 kernel 4.
-const (
-	ifmaStride = 16 * blockSize
-	avx2Stride = 4 * blockSize
-)
+// The AVX2 kernel absorbs 4 blocks per loop iteration and takes whole
+// groups of 4; the IFMA kernel absorbs 16 (two accumulators of 8 lanes)
+// and takes any number of blocks.
+const avx2Stride = 4 * blockSize
 
 // Below these lengths the vector kernels lose to the scalar one: computing
 // the powers of r and combining the lanes cost a fixed amount per call
@@ -41,14 +39,17 @@ const maxCallBytes = 64 * 1024
 func updateBlocks(st *state, msg []byte) {
 	switch active {
 	case kernelIFMA:
-		if len(msg) >= ifmaMinBytes {
-			for len(msg) >= ifmaStride {
-				n := min(len(msg), maxCallBytes) &^ (ifmaStride - 1)
-				polyIFMA(&st.h, &st.r, msg[:n])
-				msg = msg[n:]
-			}
+		if len(msg) < ifmaMinBytes {
+			polyScalar(&st.h, &st.r, msg)
+			return
 		}
-		polyScalar(&st.h, &st.r, msg)
+		// The IFMA kernel takes any whole number of blocks: it pads its
+		// first group in front with empty lanes.
+		for len(msg) > 0 {
+			n := min(len(msg), maxCallBytes)
+			polyIFMA(&st.h, &st.r, msg[:n])
+			msg = msg[n:]
+		}
 	case kernelAVX2:
 		if len(msg) >= avx2MinBytes {
 			for len(msg) >= avx2Stride {
