@@ -26,7 +26,7 @@ const avx2Stride = 4 * blockSize
 // the powers of r and combining the lanes cost a fixed amount per call
 // (measured by BenchmarkPoly1305).
 const (
-	ifmaMinBytes = 512
+	ifmaMinBytes = 384
 	avx2MinBytes = 384
 )
 
