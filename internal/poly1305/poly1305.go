@@ -11,10 +11,11 @@
 //
 // A pure-Go reference (radix 2^64) is always compiled in. On amd64, unless
 // built with -tags purego, avo-generated kernels take over: a scalar
-// 64-bit kernel for short messages and tails, an AVX2 kernel (radix 2^26,
-// 4 blocks in parallel) and an AVX-512 IFMA kernel (radix 2^44, 52-bit
-// multiply-add, 16 blocks in parallel) for long ones. [Kernel] names the
-// one in use. No branch or memory index depends on the key, the message or
+// 64-bit kernel for messages under a few hundred bytes (and the AVX2
+// kernel's last blocks), an AVX2 kernel (radix 2^26, 4 blocks in parallel)
+// and an AVX-512 IFMA kernel (radix 2^44, 52-bit multiply-add, 16 blocks
+// in parallel) for longer ones. [Kernel] names the best one this CPU runs;
+// [Kernels] and [UseKernel] let tests run every one. No branch or memory index depends on the key, the message or
 // the tag; only lengths steer the code.
 package poly1305
 
