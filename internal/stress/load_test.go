@@ -3,10 +3,14 @@ package stress
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -158,7 +162,13 @@ func countFDs(t *testing.T) int {
 // procStatus returns a "kB" field of /proc/self/status, in KiB.
 func procStatus(t *testing.T, field string) int64 {
 	t.Helper()
-	b, err := os.ReadFile("/proc/self/status")
+	return statusField(t, "/proc/self/status", field)
+}
+
+// statusField returns a "kB" field of a /proc/PID/status file, in KiB.
+func statusField(t *testing.T, path, field string) int64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	for line := range strings.SplitSeq(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, field+":"); ok {
@@ -167,10 +177,160 @@ func procStatus(t *testing.T, field string) int64 {
 			return n
 		}
 	}
-	t.Fatalf("no %s in /proc/self/status", field)
+	t.Fatalf("no %s in %s", field, path)
 	return 0
 }
 
 // resetPeakRSS makes VmHWM start again from the current RSS (Linux's
 // clear_refs "5"), so the peak is this test's.
 func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+// TestLoadProcesses is TestLoad through the built tool: "spipe connect"
+// and "spipe listen" as processes with --max-conns equal to the connection
+// count. Each process's peak RSS per connection comes from its VmHWM, and
+// its goroutines and open descriptors, before and after, from its own
+// metrics endpoint.
+func TestLoadProcesses(t *testing.T) {
+	conns := pick(100, 1000)
+	size := pick(256<<10, 1<<20)
+	bin := filepath.Join(t.TempDir(), "spipe")
+	build := exec.Command("go", "build", "-o", bin, "github.com/spipe-dev/spipe/cmd/spipe")
+	build.Stderr = os.Stderr
+	require.NoError(t, build.Run(), "building spipe")
+	key := writeKey(t)
+	tg := startTarget(t, false)
+
+	lp, cp := freePort(t), freePort(t)
+	listen := startProc(t, bin, "listen", "-s", lp, "-t", tg.addr(), "-k", key, "--max-conns", strconv.Itoa(conns))
+	connect := startProc(t, bin, "connect", "-s", cp, "-t", lp, "-k", key, "--max-conns", strconv.Itoa(conns))
+	procs := []*proc{listen, connect}
+	for _, p := range procs {
+		p.before = p.sample(t)
+		p.resetPeak()
+	}
+
+	results := make([]streamResult, conns)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range conns {
+		wg.Add(1)
+		go func() { defer wg.Done(); results[i] = streamEcho(cp, uint64(i+1), size, 10*time.Minute) }()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	bad := 0
+	for _, r := range results {
+		if r.err != nil || r.got != r.sent {
+			bad++
+		}
+	}
+	require.Zero(t, bad, "%d of %d connections failed", bad, conns)
+	t.Logf("%d connections x %d KiB both ways through the spipe processes in %v", conns, size>>10, elapsed.Round(time.Millisecond))
+	for _, p := range procs {
+		peak := p.status(t, "VmHWM")
+		deadline := time.Now().Add(30 * time.Second)
+		after := p.sample(t)
+		for (after.goroutines > p.before.goroutines || after.fds > p.before.fds) && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+			after = p.sample(t)
+		}
+		t.Logf("spipe %s: RSS %d MiB idle, peak %d MiB: %.0f KiB per connection; goroutines %d before, %d after; fds %d before, %d after",
+			p.mode, p.before.rss>>10, peak>>10, float64(peak-p.before.rss)/float64(conns),
+			p.before.goroutines, after.goroutines, p.before.fds, after.fds)
+		assert.LessOrEqual(t, after.goroutines, p.before.goroutines, "spipe %s leaked goroutines", p.mode)
+		assert.LessOrEqual(t, after.fds, p.before.fds, "spipe %s leaked file descriptors", p.mode)
+		assert.NotContains(t, p.log.String(), "connection failed")
+	}
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// proc is a running spipe with a metrics endpoint.
+type proc struct {
+	mode, metrics string
+	cmd           *exec.Cmd
+	log           *logBuf
+	before        sample
+}
+
+type sample struct {
+	goroutines, fds int
+	rss             int64 // KiB
+}
+
+func startProc(t *testing.T, bin, mode string, args ...string) *proc {
+	t.Helper()
+	p := &proc{mode: mode, metrics: freePort(t), log: &logBuf{}}
+	p.cmd = exec.Command(bin, append([]string{mode, "--metrics", p.metrics, "--log-level", "warn"}, args...)...)
+	p.cmd.Stderr = p.log
+	require.NoError(t, p.cmd.Start())
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = p.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-done
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := p.scrape(); err == nil {
+			return p
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("spipe %s did not start:\n%s", mode, p.log.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// scrape reads the process's metrics (one connection, closed after).
+func (p *proc) scrape() (map[string]float64, error) {
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Get("http://" + p.metrics + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]float64{}
+	for line := range strings.SplitSeq(string(body), "\n") {
+		name, value, ok := strings.Cut(line, " ")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if v, err := strconv.ParseFloat(value, 64); err == nil {
+			m[name] = v
+		}
+	}
+	return m, nil
+}
+
+func (p *proc) sample(t *testing.T) sample {
+	t.Helper()
+	m, err := p.scrape()
+	require.NoError(t, err)
+	return sample{goroutines: int(m["go_goroutines"]), fds: int(m["process_open_fds"]), rss: p.status(t, "VmRSS")}
+}
+
+// status returns a "kB" field of the process's /proc status, in KiB.
+func (p *proc) status(t *testing.T, field string) int64 {
+	t.Helper()
+	return statusField(t, fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid), field)
+}
+
+func (p *proc) resetPeak() {
+	_ = os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", p.cmd.Process.Pid), []byte("5"), 0)
+}
