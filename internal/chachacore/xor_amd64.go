@@ -15,11 +15,32 @@ var (
 	hasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && hasAVX2
 )
 
+// The amd64 kernel tiers, in the order they are registered.
+const (
+	ssse3Kernel kernelID = genericKernel + 1 + iota
+	avx2Kernel
+	avx512Kernel
+)
+
+// xorArch runs the tier XORKeyStreamBlocks selected.
+func xorArch(id kernelID, s *State, rounds int, dst, src []byte) {
+	switch id {
+	case avx512Kernel:
+		xorAVX512(s, rounds, dst, src)
+	case avx2Kernel:
+		xorAVX2(s, rounds, dst, src)
+	case ssse3Kernel:
+		xorSSSE3(s, rounds, dst, src)
+	default:
+		panic("chachacore: unknown kernel")
+	}
+}
+
 // Registered worst to best: register keeps the last supported one.
 func init() {
-	register(impl{name: "ssse3", xor: xorSSSE3, supported: hasSSSE3})
-	register(impl{name: "avx2", xor: xorAVX2, supported: hasAVX2})
-	register(impl{name: "avx512", xor: xorAVX512, supported: hasAVX512})
+	register(impl{name: "ssse3", id: ssse3Kernel, supported: hasSSSE3})
+	register(impl{name: "avx2", id: avx2Kernel, supported: hasAVX2})
+	register(impl{name: "avx512", id: avx512Kernel, supported: hasAVX512})
 }
 
 // xorAVX512 runs the bulk through two interleaved 16-block sets, a rest of

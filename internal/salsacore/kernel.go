@@ -12,7 +12,14 @@ import "fmt"
 // or 20. Callers bound each call (see MaxCallBytes) because assembly kernels
 // cannot be preempted.
 func XORKeyStreamBlocks(s *State, rounds int, dst, src []byte) {
-	active.xor(s, rounds, dst, src)
+	// A switch of direct calls rather than a function value: escape
+	// analysis can then see that no kernel keeps its pointers, so callers
+	// such as pkg/aead may pass state and scratch blocks on their stack.
+	if active.id == genericKernel {
+		xorBlocksGeneric(s, rounds, dst, src)
+		return
+	}
+	xorArch(active.id, s, rounds, dst, src)
 }
 
 // MaxCallBytes bounds one call of XORKeyStreamBlocks, so that a goroutine
@@ -23,16 +30,23 @@ const MaxCallBytes = 64 * 1024
 // Kernel names the implementation XORKeyStreamBlocks uses on this CPU.
 func Kernel() string { return active.name }
 
+// kernelID names an implementation for the dispatch switch; the
+// architecture files define theirs above genericKernel and route them in
+// xorArch.
+type kernelID uint8
+
+const genericKernel kernelID = 0
+
 // impl is one implementation of XORKeyStreamBlocks.
 type impl struct {
 	name      string
-	xor       func(s *State, rounds int, dst, src []byte)
+	id        kernelID
 	supported bool // this CPU (and OS) can run it
 }
 
 // impls lists every implementation compiled in, best first; the generic one
 // is last and always supported. Architecture files prepend theirs at init.
-var impls = []impl{{name: "generic", xor: xorBlocksGeneric, supported: true}}
+var impls = []impl{{name: "generic", id: genericKernel, supported: true}}
 
 // active is the implementation in use: the best supported one.
 var active = impls[0]

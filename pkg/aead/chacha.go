@@ -58,7 +58,7 @@ func (a *chachaAEAD) init(s *chachacore.State, nonce []byte) {
 func (a *chachaAEAD) startHead(s *chachacore.State, head *[headSize]byte, msgLen int) int {
 	n0 := min(msgLen, headSize-chachacore.BlockSize)
 	n := roundUpBlocks(chachacore.BlockSize + n0)
-	chachaBlocks(s, a.rounds, head[:n], head[:n])
+	chachacore.XORKeyStreamBlocks(s, a.rounds, head[:n], head[:n])
 	return n0
 }
 

@@ -32,18 +32,6 @@ var _ [0]struct{} = [salsacore.BlockSize - chachacore.BlockSize]struct{}{}
 // roundUpBlocks rounds n up to whole blocks.
 func roundUpBlocks(n int) int { return (n + blockSize - 1) &^ (blockSize - 1) }
 
-// chachaBlocks is chachacore.XORKeyStreamBlocks for a state and buffers that
-// may live on the caller's stack (see noescape).
-func chachaBlocks(s *chachacore.State, rounds int, dst, src []byte) {
-	chachacore.XORKeyStreamBlocks(noescape(s), rounds, noescapeBytes(dst), noescapeBytes(src))
-}
-
-// salsaBlocks is salsacore.XORKeyStreamBlocks for a state and buffers that
-// may live on the caller's stack (see noescape).
-func salsaBlocks(s *salsacore.State, rounds int, dst, src []byte) {
-	salsacore.XORKeyStreamBlocks(noescape(s), rounds, noescapeBytes(dst), noescapeBytes(src))
-}
-
 // chachaXOR XORs ChaCha keystream from the block counter in s[12] into dst,
 // for any length of src, and advances s[12]. A final partial block's unused
 // keystream is discarded (every caller ends its message there). The caller
@@ -51,11 +39,11 @@ func salsaBlocks(s *salsacore.State, rounds int, dst, src []byte) {
 func chachaXOR(s *chachacore.State, rounds int, dst, src []byte) {
 	full := len(src) &^ (chachacore.BlockSize - 1)
 	if full > 0 {
-		chachaBlocks(s, rounds, dst[:full], src[:full])
+		chachacore.XORKeyStreamBlocks(s, rounds, dst[:full], src[:full])
 	}
 	if tail := src[full:]; len(tail) > 0 {
 		var ks [chachacore.BlockSize]byte
-		chachaBlocks(s, rounds, ks[:], ks[:])
+		chachacore.XORKeyStreamBlocks(s, rounds, ks[:], ks[:])
 		subtle.XORBytes(dst[full:], tail, ks[:])
 	}
 }
@@ -70,13 +58,13 @@ func salsaXOR(s *salsacore.State, rounds int, dst, src []byte) {
 		if left := (1<<32 - uint64(s[8])) * salsacore.BlockSize; uint64(n) > left {
 			n = int(left)
 		}
-		salsaBlocks(s, rounds, dst[done:done+n], src[done:done+n])
+		salsacore.XORKeyStreamBlocks(s, rounds, dst[done:done+n], src[done:done+n])
 		carrySalsa(s)
 		done += n
 	}
 	if tail := src[full:]; len(tail) > 0 {
 		var ks [salsacore.BlockSize]byte
-		salsaBlocks(s, rounds, ks[:], ks[:])
+		salsacore.XORKeyStreamBlocks(s, rounds, ks[:], ks[:])
 		carrySalsa(s)
 		subtle.XORBytes(dst[full:], tail, ks[:])
 	}

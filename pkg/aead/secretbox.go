@@ -45,7 +45,7 @@ func (a *secretboxAEAD) init(s *salsacore.State, nonce []byte) {
 func (a *secretboxAEAD) startHead(s *salsacore.State, head *[headSize]byte, msgLen int) int {
 	n0 := min(msgLen, headSize-32)
 	n := roundUpBlocks(32 + n0)
-	salsaBlocks(s, a.rounds, head[:n], head[:n])
+	salsacore.XORKeyStreamBlocks(s, a.rounds, head[:n], head[:n])
 	return n0
 }
 
