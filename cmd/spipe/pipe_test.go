@@ -139,7 +139,7 @@ func TestWrongKeyNeverReachesTarget(t *testing.T) {
 func TestMaxConns(t *testing.T) {
 	key := keyFile(t)
 	tg := echoTarget(t)
-	addr, listen, _ := pair(t, tg, key, "--max-conns", "1")
+	addr, _, connect := pair(t, tg, key, "--max-conns", "1")
 
 	first := dial(t, addr)
 	_, err := first.Write([]byte("1"))
@@ -151,7 +151,9 @@ func TestMaxConns(t *testing.T) {
 	second := dial(t, addr)
 	_, err = second.Write([]byte("2"))
 	require.NoError(t, err)
-	listen.waitLog(t, `level=WARN msg="connection limit reached; new connections wait" max_conns=1`)
+	// The second connection waits where it first meets the limit: in
+	// connect, which is limited too.
+	connect.waitLog(t, `level=WARN msg="connection limit reached; new connections wait" max_conns=1`)
 	require.NoError(t, second.SetReadDeadline(time.Now().Add(500*time.Millisecond)))
 	_, err = second.Read(buf)
 	require.Error(t, err, "second connection served while the first held the only slot")

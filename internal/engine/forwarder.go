@@ -38,9 +38,17 @@ type Forwarder struct {
 	// IdleTimeout closes a connection that moved no byte either way for
 	// this long; zero means never.
 	IdleTimeout time.Duration
-	// MaxConns caps connections being handled at once; at the cap, new
-	// ones wait in the listen backlog. Zero means 100.
+	// MaxConns caps connections being forwarded at once: through their
+	// handshake (on the listening side) and dialling or copying. At the cap,
+	// new ones wait (a warning is logged) until one ends. Zero means 100.
 	MaxConns int
+	// MaxPending caps connections accepted but not yet holding one of the
+	// MaxConns places: in their handshake, or waiting for a place. Peers
+	// that stall in the handshake fill this, not MaxConns, so they cannot
+	// keep clients that prove the key waiting; beyond it new connections
+	// wait in the listen backlog. Zero means MaxConns or 1024, whichever is
+	// larger.
+	MaxPending int
 	// ShutdownTimeout is how long open connections may finish once Serve's
 	// context is done, before they are closed.
 	ShutdownTimeout time.Duration
@@ -83,6 +91,7 @@ type Observer interface {
 const (
 	defaultHandshakeTimeout = 10 * time.Second
 	defaultMaxConns         = 100
+	defaultMaxPending       = 1024
 	limitWarnEvery          = 10 * time.Second
 )
 
@@ -109,7 +118,12 @@ func (f *Forwarder) Serve(ctx context.Context, ln net.Listener) error {
 	if maxConns <= 0 {
 		maxConns = defaultMaxConns
 	}
-	slots := make(chan struct{}, maxConns)
+	maxPending := f.MaxPending
+	if maxPending <= 0 {
+		maxPending = max(maxConns, defaultMaxPending)
+	}
+	pending := make(chan struct{}, maxPending)
+	g := &gate{slots: make(chan struct{}, maxConns), log: f.log()}
 	// hard is cancelled only when the grace period is over: it is what
 	// closes connections still open then.
 	hard, kill := context.WithCancel(context.Background())
@@ -118,12 +132,14 @@ func (f *Forwarder) Serve(ctx context.Context, ln net.Listener) error {
 	stopAccept := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stopAccept()
 
-	acceptErr := f.acceptLoop(ctx, ln, slots, func(c net.Conn) {
+	acceptErr := f.acceptLoop(ctx, ln, pending, func(c net.Conn) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer func() { <-slots }()
-			_ = f.Handle(hard, c) // logged there; one failure never affects the others
+			var once sync.Once
+			admitted := func() { once.Do(func() { <-pending }) }
+			defer admitted()
+			_ = f.handle(hard, c, g, admitted) // logged there; one failure never affects the others
 		}()
 	})
 	ln.Close()
@@ -131,14 +147,14 @@ func (f *Forwarder) Serve(ctx context.Context, ln net.Listener) error {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	if acceptErr == nil && f.ShutdownTimeout > 0 {
-		if n := len(slots); n > 0 {
+		if n := len(pending) + len(g.slots); n > 0 {
 			f.log().Info("shutting down: waiting for open connections", "open", n, "grace", f.ShutdownTimeout)
 		}
 		t := time.NewTimer(f.ShutdownTimeout)
 		select {
 		case <-done:
 		case <-t.C:
-			f.log().Warn("shutting down: grace period over, closing connections", "open", len(slots))
+			f.log().Warn("shutting down: grace period over, closing connections", "open", len(pending)+len(g.slots))
 		}
 		t.Stop()
 	}
@@ -147,9 +163,9 @@ func (f *Forwarder) Serve(ctx context.Context, ln net.Listener) error {
 	return acceptErr
 }
 
-// acceptLoop takes a slot before each Accept, so at MaxConns the kernel's
-// backlog holds new clients until a connection ends. It returns nil when
-// ctx is done and the listener's error otherwise.
+// acceptLoop takes a pending place before each Accept, so at MaxPending the
+// kernel's backlog holds new clients until a connection is admitted or
+// ends. It returns nil when ctx is done and the listener's error otherwise.
 func (f *Forwarder) acceptLoop(ctx context.Context, ln net.Listener, slots chan struct{}, handle func(net.Conn)) error {
 	var backoff time.Duration
 	var lastWarn time.Time
@@ -160,7 +176,7 @@ func (f *Forwarder) acceptLoop(ctx context.Context, ln net.Listener, slots chan 
 			// Under sustained load every accept meets a full house: say so
 			// at most every limitWarnEvery, not once per connection.
 			if time.Since(lastWarn) >= limitWarnEvery {
-				f.log().Warn("connection limit reached; new connections wait", "max_conns", cap(slots))
+				f.log().Warn("pending connection limit reached; new connections wait", "max_pending", cap(slots))
 				lastWarn = time.Now()
 			}
 			select {
@@ -193,6 +209,41 @@ func (f *Forwarder) acceptLoop(ctx context.Context, ln net.Listener, slots chan 
 		handle(c)
 	}
 }
+
+// gate admits connections under MaxConns once they are through their
+// handshake, so the places go to peers that proved the key.
+type gate struct {
+	slots chan struct{}
+	log   *slog.Logger
+
+	mu       sync.Mutex
+	lastWarn time.Time
+}
+
+// enter waits for a place (or ctx); leave gives it back.
+func (g *gate) enter(ctx context.Context) error {
+	select {
+	case g.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	// Under sustained load every connection meets a full house: say so at
+	// most every limitWarnEvery, not once per connection.
+	g.mu.Lock()
+	if time.Since(g.lastWarn) >= limitWarnEvery {
+		g.log.Warn("connection limit reached; new connections wait", "max_conns", cap(g.slots))
+		g.lastWarn = time.Now()
+	}
+	g.mu.Unlock()
+	select {
+	case g.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (g *gate) leave() { <-g.slots }
 
 type nopObserver struct{}
 

@@ -13,6 +13,12 @@ import (
 // error, already logged, is why the connection failed; nil if it ended
 // cleanly.
 func (f *Forwarder) Handle(ctx context.Context, raw net.Conn) error {
+	return f.handle(ctx, raw, nil, nil)
+}
+
+// handle is Handle for Serve: once the connection is through its handshake
+// it takes a place at g (nil: none needed) and calls admitted.
+func (f *Forwarder) handle(ctx context.Context, raw net.Conn, g *gate, admitted func()) error {
 	obs := f.observer()
 	obs.ConnOpened()
 	defer obs.ConnClosed()
@@ -21,7 +27,7 @@ func (f *Forwarder) Handle(ctx context.Context, raw net.Conn) error {
 
 	// Until the transfer owns them, the connections close when ctx ends.
 	closeRaw := context.AfterFunc(ctx, func() { raw.Close() })
-	in, out, stage, err := f.open(ctx, raw)
+	in, out, leave, stage, err := f.open(ctx, raw, g, admitted)
 	closeRaw()
 	if err != nil {
 		// Reset, so a plaintext client of "spipe connect" does not take the
@@ -33,6 +39,7 @@ func (f *Forwarder) Handle(ctx context.Context, raw net.Conn) error {
 		log.Warn("connection failed", "stage", stage, "reason", Reason(err), "err", err)
 		return err
 	}
+	defer leave()
 	up, down, err := f.pipe(ctx, in, out)
 	if err != nil {
 		obs.TransferError(err)
@@ -47,8 +54,10 @@ func (f *Forwarder) Handle(ctx context.Context, raw net.Conn) error {
 
 // open runs the handshake and the dial in the order that keeps the target
 // safe: on the listening side the client proves the key before anything
-// is dialled. It returns the stage that failed for the log line.
-func (f *Forwarder) open(ctx context.Context, raw net.Conn) (in, out Conn, stage string, err error) {
+// is dialled. Between the two it takes a place at g, if any, and on
+// success returns leave to give it back. It returns the stage that failed
+// for the log line.
+func (f *Forwarder) open(ctx context.Context, raw net.Conn, g *gate, admitted func()) (in, out Conn, leave func(), stage string, err error) {
 	timeout := f.HandshakeTimeout
 	if timeout <= 0 {
 		timeout = defaultHandshakeTimeout
@@ -56,16 +65,35 @@ func (f *Forwarder) open(ctx context.Context, raw net.Conn) (in, out Conn, stage
 	if f.SecureSide == SecureInbound {
 		in, err = f.secure(ctx, raw, timeout)
 		if err != nil {
-			return nil, nil, "handshake", err
+			return nil, nil, nil, "handshake", err
 		}
 	} else {
 		c, ok := raw.(Conn)
 		if !ok {
-			return nil, nil, "accept", fmt.Errorf("%T cannot half-close", raw)
+			return nil, nil, nil, "accept", fmt.Errorf("%T cannot half-close", raw)
 		}
 		in = c
 	}
+	leave = func() {}
+	if g != nil {
+		if err := g.enter(ctx); err != nil {
+			abortConn(in)
+			return nil, nil, nil, "admission", err
+		}
+		admitted()
+		leave = g.leave
+	}
+	in, out, stage, err = f.dialTarget(ctx, in, timeout)
+	if err != nil {
+		leave()
+		return nil, nil, nil, stage, err
+	}
+	return in, out, leave, "", nil
+}
 
+// dialTarget dials the target for in and, on the connecting side, runs the
+// handshake over it.
+func (f *Forwarder) dialTarget(ctx context.Context, in Conn, timeout time.Duration) (_, out Conn, stage string, err error) {
 	dctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	closeIn := context.AfterFunc(ctx, func() { abortConn(in) })

@@ -79,15 +79,16 @@ func latencies(t *testing.T, n int, addr string, cfg *spipe.Config) []time.Durat
 // normal latency, cuts each staller at the handshake timeout, and logs
 // the reason for every hostile connection.
 func TestHostileClients(t *testing.T) {
-	stallers := pick(60, 500)
+	stallers := pick(150, 500) // more than the default --max-conns
 	garbage := pick(20, 100)
 	keyHolders := pick(10, 50)
 	hsTimeout := pick(2*time.Second, 4*time.Second)
 	key := writeKey(t)
 	cfg := clientConfig(t, key)
 	tg := startTarget(t, false)
+	// The default --max-conns (100): stallers, more of them than that,
+	// must not take the places of clients that prove the key.
 	listen := startSvc(t, service.Listen, "127.0.0.1:0", tg.addr(), key, func(o *service.Options) {
-		o.MaxConns = 1000
 		o.HandshakeTimeout = hsTimeout
 	})
 
