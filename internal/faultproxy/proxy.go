@@ -37,7 +37,6 @@ type Proxy struct {
 	n       int
 	applied []Applied
 	conns   map[net.Conn]struct{}
-	firedC  chan Applied
 	wg      sync.WaitGroup
 }
 
@@ -49,8 +48,7 @@ func Start(target string, faults func(conn int) []Fault) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{target: target, faults: faults, ln: ln, conns: map[net.Conn]struct{}{},
-		firedC: make(chan Applied, 1024)}
+	p := &Proxy{target: target, faults: faults, ln: ln, conns: map[net.Conn]struct{}{}}
 	p.wg.Add(1)
 	go p.serve()
 	return p, nil
@@ -72,10 +70,6 @@ func (p *Proxy) Applied() []Applied {
 	defer p.mu.Unlock()
 	return append([]Applied(nil), p.applied...)
 }
-
-// Fired delivers each fault as it fires (buffered; faults beyond the
-// buffer are still listed by Applied).
-func (p *Proxy) Fired() <-chan Applied { return p.firedC }
 
 // Close stops accepting, resets every open connection and waits for the
 // relays to end.
@@ -122,14 +116,9 @@ func (p *Proxy) track(c net.Conn, on bool) {
 }
 
 func (p *Proxy) fired(id int, f Fault) {
-	a := Applied{Conn: id, Fault: f}
 	p.mu.Lock()
-	p.applied = append(p.applied, a)
-	p.mu.Unlock()
-	select {
-	case p.firedC <- a:
-	default:
-	}
+	defer p.mu.Unlock()
+	p.applied = append(p.applied, Applied{Conn: id, Fault: f})
 }
 
 // handle relays one connection; a failed dial resets the client.
