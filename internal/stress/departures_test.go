@@ -125,11 +125,12 @@ func TestListenerRestartWhileClientsReconnect(t *testing.T) {
 	var failures, corrupt atomic.Int64
 	var wg sync.WaitGroup
 	var id atomic.Uint64
+	var restarted atomic.Bool // the clients keep going at least until then
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for done := 0; done < rounds; {
+			for done := 0; done < rounds || !restarted.Load(); {
 				r := echo(connect.addr, id.Add(1), 64<<10, true, 30*time.Second)
 				if !bytes.HasPrefix(r.sent, r.got) {
 					corrupt.Add(1)
@@ -149,8 +150,10 @@ func TestListenerRestartWhileClientsReconnect(t *testing.T) {
 		listen.stop(t)
 		time.Sleep(100 * time.Millisecond)
 		listen = startSvc(t, service.Listen, addr, tg.addr(), key, quick)
+		listen.log.waitCount(t, 1, 10*time.Second, "serving")
 		logs = append(logs, listen.log)
 	}
+	restarted.Store(true)
 	finished := make(chan struct{})
 	go func() { wg.Wait(); close(finished) }()
 	select {
@@ -159,7 +162,7 @@ func TestListenerRestartWhileClientsReconnect(t *testing.T) {
 		t.Fatal("clients did not finish: something hangs")
 	}
 	assert.Zero(t, corrupt.Load(), "an echo differed from what was sent")
-	t.Logf("%d workers x %d rounds, %d listener restarts, %d failed attempts retried", workers, rounds, restarts, failures.Load())
+	t.Logf("%d workers x at least %d rounds, %d listener restarts, %d failed attempts retried", workers, rounds, restarts, failures.Load())
 	for _, l := range logs {
 		assert.Equal(t, 1, l.count("serving", "mode=listen"))
 	}
