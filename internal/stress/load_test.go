@@ -237,6 +237,16 @@ func TestLoadProcesses(t *testing.T) {
 		t.Logf("spipe %s: RSS %d MiB idle, peak %d MiB: %.0f KiB per connection; goroutines %d before, %d after; fds %d before, %d after",
 			p.mode, p.before.rss>>10, peak>>10, float64(peak-p.before.rss)/float64(conns),
 			p.before.goroutines, after.goroutines, p.before.fds, after.fds)
+		// The process's own account agrees: every connection, every byte.
+		m, err := p.scrape()
+		require.NoError(t, err)
+		label := fmt.Sprintf(`mode=%q`, p.mode)
+		assert.Equal(t, float64(conns), m["spipe_connections_total{"+label+"}"], "spipe %s connections", p.mode)
+		assert.Zero(t, m["spipe_connections_open{"+label+"}"], "spipe %s open connections", p.mode)
+		for _, dir := range []string{"to_target", "from_target"} {
+			assert.Equal(t, float64(conns*size), m[fmt.Sprintf(`spipe_bytes_total{direction=%q,%s}`, dir, label)],
+				"spipe %s bytes %s", p.mode, dir)
+		}
 		assert.LessOrEqual(t, after.goroutines, p.before.goroutines, "spipe %s leaked goroutines", p.mode)
 		assert.LessOrEqual(t, after.fds, p.before.fds, "spipe %s leaked file descriptors", p.mode)
 		assert.NotContains(t, p.log.String(), "connection failed")
