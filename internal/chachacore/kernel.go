@@ -1,6 +1,6 @@
 package chachacore
 
-import "fmt"
+import "github.com/spipe-dev/spipe/internal/impl"
 
 // XORKeyStreamBlocks XORs len(src)/BlockSize keystream blocks into dst,
 // starting at the block counter in s[12], and leaves s[12] advanced by that
@@ -12,14 +12,13 @@ import "fmt"
 // or 20. Callers bound each call (see MaxCallBytes) because assembly kernels
 // cannot be preempted.
 func XORKeyStreamBlocks(s *State, rounds int, dst, src []byte) {
-	// A switch of direct calls rather than a function value: escape
-	// analysis can then see that no kernel keeps its pointers, so callers
-	// such as pkg/aead may pass state and scratch blocks on their stack.
-	if active.id == genericKernel {
+	// A switch of direct calls (see package impl): callers such as
+	// pkg/aead may pass state and scratch blocks on their stack.
+	if kernels.Active() == impl.Generic {
 		xorBlocksGeneric(s, rounds, dst, src)
 		return
 	}
-	xorArch(active.id, s, rounds, dst, src)
+	xorArch(kernels.Active(), s, rounds, dst, src)
 }
 
 // MaxCallBytes bounds one call of XORKeyStreamBlocks, so that a goroutine
@@ -27,69 +26,19 @@ func XORKeyStreamBlocks(s *State, rounds int, dst, src []byte) {
 // microseconds.
 const MaxCallBytes = 64 * 1024
 
+// kernels lists the implementations compiled in; the architecture files
+// register theirs at init.
+var kernels = impl.New("chachacore")
+
 // Kernel names the implementation XORKeyStreamBlocks uses on this CPU.
-func Kernel() string { return active.name }
-
-// kernelID names an implementation for the dispatch switch; the
-// architecture files define theirs above genericKernel and route them in
-// xorArch.
-type kernelID uint8
-
-const genericKernel kernelID = 0
-
-// impl is one implementation of XORKeyStreamBlocks.
-type impl struct {
-	name      string
-	id        kernelID
-	supported bool // this CPU (and OS) can run it
-}
-
-// impls lists every implementation compiled in, best first; the generic one
-// is last and always supported. Architecture files prepend theirs at init.
-var impls = []impl{{name: "generic", id: genericKernel, supported: true}}
-
-// active is the implementation in use: the best supported one.
-var active = impls[0]
-
-// register adds an assembly implementation in front of the list (callers
-// register from worst to best) and re-selects the best supported one. It is
-// called only from init functions.
-func register(i impl) {
-	impls = append([]impl{i}, impls...)
-	for _, c := range impls {
-		if c.supported {
-			active = c
-			return
-		}
-	}
-}
+func Kernel() string { return kernels.Name() }
 
 // Kernels lists the implementations this CPU can run, best first, ending
 // with "generic". For tests and diagnostics.
-func Kernels() []string {
-	var names []string
-	for _, i := range impls {
-		if i.supported {
-			names = append(names, i.name)
-		}
-	}
-	return names
-}
+func Kernels() []string { return kernels.Names() }
 
 // UseKernel makes XORKeyStreamBlocks use the named implementation until the
 // returned function restores the previous one. It exists so tests can run
 // every path the CPU supports; it is not safe to call while other goroutines
 // generate key stream.
-func UseKernel(name string) (restore func(), err error) {
-	for _, i := range impls {
-		if i.name == name {
-			if !i.supported {
-				return nil, fmt.Errorf("chachacore: kernel %q is not supported on this CPU", name)
-			}
-			prev := active
-			active = i
-			return func() { active = prev }, nil
-		}
-	}
-	return nil, fmt.Errorf("chachacore: no kernel named %q", name)
-}
+func UseKernel(name string) (restore func(), err error) { return kernels.Use(name) }

@@ -2,7 +2,11 @@
 
 package chachacore
 
-import "golang.org/x/sys/cpu"
+import (
+	"golang.org/x/sys/cpu"
+
+	"github.com/spipe-dev/spipe/internal/impl"
+)
 
 //go:generate sh -c "cd ../../asmgen && go run ./chacha -out ../internal/chachacore/chacha_amd64.s -stubs ../internal/chachacore/chacha_stubs_amd64.go -pkg chachacore"
 
@@ -17,13 +21,13 @@ var (
 
 // The amd64 kernel tiers, in the order they are registered.
 const (
-	ssse3Kernel kernelID = genericKernel + 1 + iota
+	ssse3Kernel impl.ID = impl.Generic + 1 + iota
 	avx2Kernel
 	avx512Kernel
 )
 
 // xorArch runs the tier XORKeyStreamBlocks selected.
-func xorArch(id kernelID, s *State, rounds int, dst, src []byte) {
+func xorArch(id impl.ID, s *State, rounds int, dst, src []byte) {
 	switch id {
 	case avx512Kernel:
 		xorAVX512(s, rounds, dst, src)
@@ -36,11 +40,11 @@ func xorArch(id kernelID, s *State, rounds int, dst, src []byte) {
 	}
 }
 
-// Registered worst to best: register keeps the last supported one.
+// Registered worst to best: the last supported one becomes active.
 func init() {
-	register(impl{name: "ssse3", id: ssse3Kernel, supported: hasSSSE3})
-	register(impl{name: "avx2", id: avx2Kernel, supported: hasAVX2})
-	register(impl{name: "avx512", id: avx512Kernel, supported: hasAVX512})
+	kernels.Register(ssse3Kernel, "ssse3", hasSSSE3)
+	kernels.Register(avx2Kernel, "avx2", hasAVX2)
+	kernels.Register(avx512Kernel, "avx512", hasAVX512)
 }
 
 // xorAVX512 runs the bulk through two interleaved 16-block sets, a rest of

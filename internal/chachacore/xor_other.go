@@ -2,8 +2,10 @@
 
 package chachacore
 
+import "github.com/spipe-dev/spipe/internal/impl"
+
 // xorArch is never reached without assembly kernels: only the generic
 // implementation is registered.
-func xorArch(kernelID, *State, int, []byte, []byte) {
+func xorArch(impl.ID, *State, int, []byte, []byte) {
 	panic("chachacore: no assembly kernels in this build")
 }

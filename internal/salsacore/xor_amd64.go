@@ -6,17 +6,19 @@ import (
 	"math/bits"
 
 	"golang.org/x/sys/cpu"
+
+	"github.com/spipe-dev/spipe/internal/impl"
 )
 
 // The amd64 kernel tiers, in the order they are registered.
 const (
-	ssse3Kernel kernelID = genericKernel + 1 + iota
+	ssse3Kernel impl.ID = impl.Generic + 1 + iota
 	avx2Kernel
 	avx512Kernel
 )
 
 // xorArch runs the tier XORKeyStreamBlocks selected.
-func xorArch(id kernelID, s *State, rounds int, dst, src []byte) {
+func xorArch(id impl.ID, s *State, rounds int, dst, src []byte) {
 	switch id {
 	case avx512Kernel:
 		xorAVX512(s, rounds, dst, src)
@@ -38,11 +40,11 @@ func init() {
 	// The SSE kernels use SSE2 instructions only; the tier carries the
 	// SSSE3 name and gate of the matching ChaCha20 tier so that one name
 	// describes a CPU class across both families.
-	register(impl{name: "ssse3", id: ssse3Kernel, supported: cpu.X86.HasSSSE3})
-	register(impl{name: "avx2", id: avx2Kernel, supported: cpu.X86.HasAVX2})
+	kernels.Register(ssse3Kernel, "ssse3", cpu.X86.HasSSSE3)
+	kernels.Register(avx2Kernel, "avx2", cpu.X86.HasAVX2)
 	// x/sys/cpu reports AVX-512 only when the OS saves the ZMM and mask
 	// registers. The kernels use AVX-512F, and VL for the one-block path.
-	register(impl{name: "avx512", id: avx512Kernel, supported: cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL})
+	kernels.Register(avx512Kernel, "avx512", cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL)
 }
 
 // firstRound computes, once per call, the part of the first double round
