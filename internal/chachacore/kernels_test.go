@@ -6,21 +6,12 @@ import (
 
 	"github.com/spipe-dev/spipe/internal/keystream"
 	"github.com/spipe-dev/spipe/internal/testutil"
+	"github.com/spipe-dev/spipe/internal/testutil/kerneltest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 var roundCounts = []int{8, 12, 20}
-
-// randomState returns a state with every word random: constants, key and
-// nonce all take part in the comparison.
-func randomState(r *rand.Rand) State {
-	var s State
-	for i := range s {
-		s[i] = r.Uint32()
-	}
-	return s
-}
 
 // referenceStream is n bytes of generic key stream from block 0 of s.
 func referenceStream(s State, rounds, n int) []byte {
@@ -57,7 +48,7 @@ func TestKernelsEveryLengthAndOffset(t *testing.T) {
 	states := map[int]State{}
 	refs := map[int][]byte{}
 	for _, rounds := range roundCounts {
-		states[rounds] = randomState(r)
+		states[rounds] = kerneltest.RandomState(r)
 		refs[rounds] = referenceStream(states[rounds], rounds, maxLen+3*BlockSize)
 	}
 	src := testutil.Bytes(r, maxLen+3*BlockSize)
@@ -84,7 +75,7 @@ func TestKernelsEveryLengthAndOffset(t *testing.T) {
 			}
 		}
 	}
-	forEachKernel(t, func(t *testing.T) {
+	core.ForEachKernel(t, func(t *testing.T) {
 		for _, rounds := range roundCounts {
 			for n := 0; n <= maxLen; n++ {
 				check(t, rounds, (n*7)%BlockSize, n)
@@ -107,9 +98,9 @@ func TestKernelsRandomChunkings(t *testing.T) {
 	if testing.Short() {
 		total = 40 << 10
 	}
-	forEachKernel(t, func(t *testing.T) {
+	core.ForEachKernel(t, func(t *testing.T) {
 		for _, rounds := range roundCounts {
-			s := randomState(r)
+			s := kerneltest.RandomState(r)
 			ref := referenceStream(s, rounds, total)
 			src := testutil.Bytes(r, total)
 			want := make([]byte, total)
@@ -148,9 +139,9 @@ func TestKernelsRandomChunkings(t *testing.T) {
 func TestKernelsCounterWrap(t *testing.T) {
 	r := testutil.Rand(t)
 	counts := []int{1, 2, 3, 4, 5, 8, 9, 16, 17, 32, 33, 48, 64, 65}
-	forEachKernel(t, func(t *testing.T) {
+	core.ForEachKernel(t, func(t *testing.T) {
 		for _, rounds := range roundCounts {
-			base := randomState(r)
+			base := kerneltest.RandomState(r)
 			src := testutil.Bytes(r, 65*BlockSize)
 			for back := 1; back <= 40; back++ {
 				for _, n := range counts {
@@ -179,10 +170,10 @@ func TestKernelsLongCalls(t *testing.T) {
 		sizes = append(sizes, n)
 	}
 	sizes = append(sizes, 127, 128, 129, 255, 256, 257, 1000, 1024)
-	forEachKernel(t, func(t *testing.T) {
+	core.ForEachKernel(t, func(t *testing.T) {
 		for _, rounds := range roundCounts {
 			for _, n := range sizes {
-				s := randomState(r)
+				s := kerneltest.RandomState(r)
 				srcBacking := testutil.Bytes(r, n*BlockSize+3)
 				src := srcBacking[3:]
 				want := make([]byte, len(src))
@@ -202,7 +193,7 @@ func TestKernelsLongCalls(t *testing.T) {
 func TestKernelsAllocateNothing(t *testing.T) {
 	buf := make([]byte, 64<<10)
 	var s State
-	forEachKernel(t, func(t *testing.T) {
+	core.ForEachKernel(t, func(t *testing.T) {
 		for _, n := range []int{BlockSize, 4 * BlockSize, 8 * BlockSize, 9 * BlockSize, 1024, len(buf)} {
 			allocs := testing.AllocsPerRun(20, func() {
 				XORKeyStreamBlocks(&s, 20, buf[:n], buf[:n])
@@ -222,7 +213,7 @@ func FuzzKernelsMatchGeneric(f *testing.F) {
 	f.Fuzz(func(t *testing.T, seed uint64, offset, length uint16, roundsIdx uint8, counter uint32) {
 		r := rand.New(rand.NewPCG(seed, seed))
 		rounds := roundCounts[int(roundsIdx)%len(roundCounts)]
-		s := randomState(r)
+		s := kerneltest.RandomState(r)
 		n := int(length) % (8 << 10)
 		off := int(offset) % (4 << 10)
 		src := testutil.Bytes(r, n)
@@ -261,7 +252,7 @@ func FuzzKernelsMatchGeneric(f *testing.F) {
 // slice's capacity would allow it.
 func TestKernelsNeverOverrunShortOutput(t *testing.T) {
 	src := make([]byte, 4*BlockSize)
-	forEachKernel(t, func(t *testing.T) {
+	core.ForEachKernel(t, func(t *testing.T) {
 		for _, n := range []int{BlockSize, 4 * BlockSize} {
 			backing := make([]byte, n)
 			dst := backing[:n-BlockSize]

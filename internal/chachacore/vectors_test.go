@@ -9,42 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// rfc8439CoreVectors is the part of testdata/vectors/rfc8439.json this
-// package checks: the round function and the block function. The stream
-// cases are checked through pkg/chacha20; Poly1305 and the AEAD belong to
-// other packages.
-type rfc8439CoreVectors struct {
-	Algorithm    string `json:"algorithm"`
-	Source       string `json:"source"`
-	Notes        string `json:"notes"`
-	QuarterRound []struct {
-		ID     string          `json:"id"`
-		Input  []testutil.Word `json:"input"`
-		Output []testutil.Word `json:"output"`
-	} `json:"quarter_round"`
-	QuarterRoundOnState []struct {
-		ID      string          `json:"id"`
-		Indices []int           `json:"indices"`
-		Input   []testutil.Word `json:"input"`
-		Output  []testutil.Word `json:"output"`
-	} `json:"quarter_round_on_state"`
-	Block []struct {
-		ID        string       `json:"id"`
-		Key       testutil.Hex `json:"key"`
-		Nonce     testutil.Hex `json:"nonce"`
-		Counter   uint32       `json:"counter"`
-		Keystream testutil.Hex `json:"keystream"`
-	} `json:"chacha20_block"`
-	Encrypt     []map[string]any `json:"chacha20_encrypt"`
-	Poly1305    []map[string]any `json:"poly1305"`
-	Poly1305Key []map[string]any `json:"poly1305_key_gen"`
-	AEAD        []map[string]any `json:"aead_chacha20_poly1305"`
-}
-
 // TestRFC8439QuarterRound checks quarterRound on RFC 8439 sections 2.1.1
 // (four words) and 2.2.1 (applied to the indices of a whole state).
 func TestRFC8439QuarterRound(t *testing.T) {
-	var v rfc8439CoreVectors
+	var v testutil.RFC8439
 	testutil.LoadVectors(t, "rfc8439.json", &v)
 	require.NotEmpty(t, v.QuarterRound)
 	require.NotEmpty(t, v.QuarterRoundOnState)
@@ -75,11 +43,11 @@ func TestRFC8439QuarterRound(t *testing.T) {
 // A.1: XORed into zeros, one block must equal the keystream, and the low
 // counter word must advance by exactly one while no other word changes.
 func TestRFC8439BlockFunction(t *testing.T) {
-	var v rfc8439CoreVectors
+	var v testutil.RFC8439
 	testutil.LoadVectors(t, "rfc8439.json", &v)
 	require.NotEmpty(t, v.Block)
 
-	forEachKernel(t, func(t *testing.T) {
+	core.ForEachKernel(t, func(t *testing.T) {
 		for _, c := range v.Block {
 			var s State
 			Init(&s, c.Key, c.Nonce)
@@ -96,35 +64,16 @@ func TestRFC8439BlockFunction(t *testing.T) {
 	})
 }
 
-// xchachaCoreVectors is the HChaCha20 part of testdata/vectors/xchacha.json.
-type xchachaCoreVectors struct {
-	Algorithm string            `json:"algorithm"`
-	Sources   map[string]string `json:"sources"`
-	Notes     string            `json:"notes"`
-	HChaCha20 []struct {
-		ID     string       `json:"id"`
-		Source string       `json:"source"`
-		Key    testutil.Hex `json:"key"`
-		Input  testutil.Hex `json:"input"`
-		Output testutil.Hex `json:"output"`
-	} `json:"hchacha20"`
-	XChaCha20 []map[string]any `json:"xchacha20"`
-	AEAD      []map[string]any `json:"aead_xchacha20_poly1305"`
-}
-
 // TestHChaChaVectors checks HChaCha with 20 rounds against
 // draft-irtf-cfrg-xchacha-03 section 2.2.1 and libsodium's tv_hchacha20.
 func TestHChaChaVectors(t *testing.T) {
-	var v xchachaCoreVectors
+	var v testutil.XChaCha
 	testutil.LoadVectors(t, "xchacha.json", &v)
-	require.NotEmpty(t, v.HChaCha20)
-	for _, c := range v.HChaCha20 {
-		require.Len(t, c.Key, 32, c.ID)
-		require.Len(t, c.Input, 16, c.ID)
+	testutil.CheckHashCases(t, v.HChaCha20, func(key, input []byte) ([]byte, error) {
 		var out [32]byte
-		HChaCha(&out, (*[32]byte)(c.Key), (*[16]byte)(c.Input), 20)
-		assert.Equal(t, []byte(c.Output), out[:], c.ID)
-	}
+		HChaCha(&out, (*[32]byte)(key), (*[16]byte)(input), 20)
+		return out[:], nil
+	})
 }
 
 // TestRFC8439BlockLayout checks Init's state layout against the example

@@ -4,23 +4,11 @@ package salsacore
 
 import (
 	"fmt"
-	"syscall"
 	"testing"
 
+	"github.com/spipe-dev/spipe/internal/testutil/kerneltest"
 	"github.com/stretchr/testify/require"
 )
-
-// beforeGuardPage returns n bytes that end exactly where an inaccessible
-// page begins, so any access past them faults.
-func beforeGuardPage(t *testing.T, n int) []byte {
-	page := syscall.Getpagesize()
-	size := (n+page-1)/page*page + page
-	mem, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = syscall.Munmap(mem) })
-	require.NoError(t, syscall.Mprotect(mem[size-page:], syscall.PROT_NONE))
-	return mem[size-page-n : size-page]
-}
 
 // TestRawKernelsStayInBounds runs every generated function with src and dst
 // each ending at an unmapped page, on every block count it takes up to 40
@@ -34,9 +22,9 @@ func TestRawKernelsStayInBounds(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			for blocks := k.multiple; blocks <= max(40, 3*k.multiple); blocks += k.multiple {
 				n := blocks * BlockSize
-				src := beforeGuardPage(t, n)
+				src := kerneltest.BeforeGuardPage(t, n)
 				copy(src, randomBytes(n, uint64(blocks)))
-				dst := beforeGuardPage(t, n)
+				dst := kerneltest.BeforeGuardPage(t, n)
 				for _, rounds := range []int{8, 12, 20} {
 					s := testState(uint64(blocks))
 					want := make([]byte, n)

@@ -10,40 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// wordCase is a round-function example: 4 or 16 words in, as many out.
-type wordCase struct {
-	Input  []testutil.Word `json:"input"`
-	Output []testutil.Word `json:"output"`
-}
-
-// blockCase is a 64-byte block in, 64 bytes out.
-type blockCase struct {
-	Input  testutil.Hex `json:"input"`
-	Output testutil.Hex `json:"output"`
-}
-
-// specVectors is testdata/vectors/salsa20_spec.json: the examples of
-// Bernstein's "Salsa20 specification".
-type specVectors struct {
-	Algorithm    string     `json:"algorithm"`
-	Source       string     `json:"source"`
-	Notes        string     `json:"notes"`
-	QuarterRound []wordCase `json:"quarterround"`
-	RowRound     []wordCase `json:"rowround"`
-	ColumnRound  []wordCase `json:"columnround"`
-	DoubleRound  []wordCase `json:"doubleround"`
-	LittleEndian []struct {
-		Input  testutil.Hex  `json:"input"`
-		Output testutil.Word `json:"output"`
-	} `json:"littleendian"`
-	Core      []blockCase `json:"salsa20_core"`
-	Expansion []struct {
-		Key             testutil.Hex `json:"key"`
-		NonceAndCounter testutil.Hex `json:"nonce_and_counter"`
-		Output          testutil.Hex `json:"output"`
-	} `json:"salsa20_expansion"`
-}
-
 func words(t *testing.T, ws []testutil.Word, n int) State {
 	t.Helper()
 	require.Len(t, ws, n)
@@ -80,7 +46,7 @@ func columnRound(x State) State {
 // columnround and doubleround examples; doubleround goes through permute,
 // the loop the generic kernel, Core and HSalsa share.
 func TestSpecRoundFunctions(t *testing.T) {
-	var v specVectors
+	var v testutil.SalsaSpec
 	testutil.LoadVectors(t, "salsa20_spec.json", &v)
 	require.NotEmpty(t, v.QuarterRound)
 	require.NotEmpty(t, v.RowRound)
@@ -110,7 +76,7 @@ func TestSpecRoundFunctions(t *testing.T) {
 // TestSpecLittleEndian checks that Init reads key words little-endian, with
 // the spec's littleendian examples as the first key word.
 func TestSpecLittleEndian(t *testing.T) {
-	var v specVectors
+	var v testutil.SalsaSpec
 	testutil.LoadVectors(t, "salsa20_spec.json", &v)
 	require.NotEmpty(t, v.LittleEndian)
 	for i, c := range v.LittleEndian {
@@ -126,7 +92,7 @@ func TestSpecLittleEndian(t *testing.T) {
 // TestSpecCore checks Core with 20 rounds on the spec's "Salsa20 hash"
 // examples, both into a separate block and in place.
 func TestSpecCore(t *testing.T) {
-	var v specVectors
+	var v testutil.SalsaSpec
 	testutil.LoadVectors(t, "salsa20_spec.json", &v)
 	require.NotEmpty(t, v.Core)
 	for i, c := range v.Core {
@@ -134,7 +100,7 @@ func TestSpecCore(t *testing.T) {
 	}
 }
 
-func checkCore(t *testing.T, c blockCase, rounds int, format string, args ...any) {
+func checkCore(t *testing.T, c testutil.BlockCase, rounds int, format string, args ...any) {
 	t.Helper()
 	msg := fmt.Sprintf(format, args...)
 	require.Len(t, c.Input, 64)
@@ -150,10 +116,10 @@ func checkCore(t *testing.T, c blockCase, rounds int, format string, args ...any
 // 32-byte keys) through Init and XORKeyStreamBlocks on every kernel: the
 // 16-byte input n is the nonce followed by the little-endian block counter.
 func TestSpecExpansion(t *testing.T) {
-	var v specVectors
+	var v testutil.SalsaSpec
 	testutil.LoadVectors(t, "salsa20_spec.json", &v)
 	require.Len(t, v.Expansion, 2)
-	forEachKernel(t, func(t *testing.T) {
+	core.ForEachKernel(t, func(t *testing.T) {
 		for i, c := range v.Expansion {
 			require.Len(t, c.NonceAndCounter, 16)
 			var s State
@@ -172,62 +138,25 @@ func TestSpecExpansion(t *testing.T) {
 	})
 }
 
-// reducedCoreVectors is the core part of testdata/vectors/salsa20_reduced.json
-// (the Salsa20/8 core of RFC 7914 section 8); its streams are checked
-// through pkg/salsa20.
-type reducedCoreVectors struct {
-	Algorithm string            `json:"algorithm"`
-	Sources   map[string]string `json:"sources"`
-	Notes     string            `json:"notes"`
-	Keystream []map[string]any  `json:"keystream_cases"`
-	SHA256    []map[string]any  `json:"sha256_cases"`
-	Core      []struct {
-		ID     string       `json:"id"`
-		Source string       `json:"source"`
-		Rounds int          `json:"rounds"`
-		Input  testutil.Hex `json:"input"`
-		Output testutil.Hex `json:"output"`
-	} `json:"core_cases"`
-}
-
 // TestReducedCore checks Core with the round count of each reduced-round
 // core case (Salsa20/8 of RFC 7914).
 func TestReducedCore(t *testing.T) {
-	var v reducedCoreVectors
+	var v testutil.SalsaStreams
 	testutil.LoadVectors(t, "salsa20_reduced.json", &v)
 	require.NotEmpty(t, v.Core)
 	for _, c := range v.Core {
-		checkCore(t, blockCase{Input: c.Input, Output: c.Output}, c.Rounds, "%s", c.ID)
+		checkCore(t, c.BlockCase, c.Rounds, "%s", c.ID)
 	}
-}
-
-// hsalsaVectors is the HSalsa20 part of testdata/vectors/xsalsa20.json.
-type hsalsaVectors struct {
-	Algorithm string            `json:"algorithm"`
-	Sources   map[string]string `json:"sources"`
-	Notes     string            `json:"notes"`
-	HSalsa20  []struct {
-		ID     string       `json:"id"`
-		Source string       `json:"source"`
-		Key    testutil.Hex `json:"key"`
-		Input  testutil.Hex `json:"input"`
-		Output testutil.Hex `json:"output"`
-	} `json:"hsalsa20"`
-	XSalsa20 []map[string]any `json:"xsalsa20"`
-	SHA256   []map[string]any `json:"sha256_cases"`
 }
 
 // TestHSalsaVectors checks HSalsa with 20 rounds on NaCl's core1, core2 and
 // core5 examples.
 func TestHSalsaVectors(t *testing.T) {
-	var v hsalsaVectors
+	var v testutil.XSalsa20
 	testutil.LoadVectors(t, "xsalsa20.json", &v)
-	require.NotEmpty(t, v.HSalsa20)
-	for _, c := range v.HSalsa20 {
-		require.Len(t, c.Key, 32, c.ID)
-		require.Len(t, c.Input, 16, c.ID)
+	testutil.CheckHashCases(t, v.HSalsa20, func(key, input []byte) ([]byte, error) {
 		var out [32]byte
-		HSalsa(&out, (*[32]byte)(c.Key), (*[16]byte)(c.Input), 20)
-		assert.Equal(t, []byte(c.Output), out[:], c.ID)
-	}
+		HSalsa(&out, (*[32]byte)(key), (*[16]byte)(input), 20)
+		return out[:], nil
+	})
 }

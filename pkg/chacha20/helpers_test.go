@@ -3,57 +3,34 @@ package chacha20_test
 import (
 	"encoding/binary"
 	"math/bits"
-	"math/rand/v2"
-	"testing"
 
 	"github.com/spipe-dev/spipe/internal/chachacore"
+	"github.com/spipe-dev/spipe/internal/testutil/kerneltest"
+	"github.com/spipe-dev/spipe/internal/testutil/streamtest"
 	"github.com/spipe-dev/spipe/pkg/chacha20"
-	"github.com/stretchr/testify/require"
 )
 
-// forEachKernel runs f once per ChaCha kernel this CPU supports, so every
-// test that uses it covers every code path (kernels added later are picked
-// up automatically). Not parallel: the kernel switch is process-global.
-func forEachKernel(t *testing.T, f func(t *testing.T)) {
-	t.Helper()
-	names := chachacore.Kernels()
-	require.NotEmpty(t, names)
-	for _, name := range names {
-		t.Run(name, func(t *testing.T) {
-			restore, err := chachacore.UseKernel(name)
-			require.NoError(t, err)
-			defer restore()
-			require.Equal(t, name, chacha20.Kernel())
-			f(t)
-		})
-	}
+// family is this package as the shared stream suites see it: the nonce
+// sizes and round counts the behaviour tests cover (the first, RFC 8439
+// ChaCha20, is the one the single-variant checks use).
+var family = streamtest.Family{
+	Name: "chacha20",
+	New:  streamtest.Constructor(chacha20.NewWithRounds),
+	Variants: []streamtest.Variant{
+		{Name: "ietf", KeySize: chacha20.KeySize, NonceSize: chacha20.NonceSize, Rounds: 20, CounterBits: 32},
+		{Name: "xchacha20", KeySize: chacha20.KeySize, NonceSize: chacha20.NonceSizeX, Rounds: 20, CounterBits: 32},
+		{Name: "djb", KeySize: chacha20.KeySize, NonceSize: chacha20.NonceSizeDJB, Rounds: 20, CounterBits: 64},
+		{Name: "djb-128-bit-key", KeySize: chacha20.KeySize128, NonceSize: chacha20.NonceSizeDJB, Rounds: 20, CounterBits: 64},
+		{Name: "chacha12", KeySize: chacha20.KeySize, NonceSize: chacha20.NonceSizeDJB, Rounds: 12, CounterBits: 64},
+		{Name: "chacha8", KeySize: chacha20.KeySize, NonceSize: chacha20.NonceSizeDJB, Rounds: 8, CounterBits: 64},
+		{Name: "ietf-8-rounds", KeySize: chacha20.KeySize, NonceSize: chacha20.NonceSize, Rounds: 8, CounterBits: 32},
+		{Name: "xchacha12", KeySize: chacha20.KeySize, NonceSize: chacha20.NonceSizeX, Rounds: 12, CounterBits: 32},
+	},
+	Kernels: kerneltest.Switch{Kernels: chachacore.Kernels, Use: chachacore.UseKernel, Active: chacha20.Kernel},
 }
 
 // mustCipher builds a cipher the test expects to be valid.
-func mustCipher(t testing.TB, key, nonce []byte, rounds int) *chacha20.Cipher {
-	t.Helper()
-	c, err := chacha20.NewWithRounds(key, nonce, rounds)
-	require.NoError(t, err)
-	return c
-}
-
-// keystream returns n bytes of c's key stream from its current position.
-func keystream(c *chacha20.Cipher, n int) []byte {
-	b := make([]byte, n)
-	c.XORKeyStream(b, b)
-	return b
-}
-
-// xorInChunks XORs src into dst through c in consecutive calls whose
-// lengths r picks (from 0 up to a few blocks), ending with whatever is
-// left; it must give the same bytes as a single call.
-func xorInChunks(r *rand.Rand, c interface{ XORKeyStream(dst, src []byte) }, dst, src []byte) {
-	for len(src) > 0 {
-		n := min(len(src), r.IntN(3*chacha20.BlockSize+2))
-		c.XORKeyStream(dst[:n], src[:n])
-		dst, src = dst[n:], src[n:]
-	}
-}
+var mustCipher = streamtest.Must(chacha20.NewWithRounds)
 
 // refBlock is an independent, deliberately plain ChaCha block function
 // written from the papers for this test (no shared code with chachacore):

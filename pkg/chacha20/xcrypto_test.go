@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/spipe-dev/spipe/internal/testutil"
+	"github.com/spipe-dev/spipe/internal/testutil/streamtest"
 	"github.com/spipe-dev/spipe/pkg/chacha20"
 	"github.com/stretchr/testify/require"
 	xchacha "golang.org/x/crypto/chacha20"
@@ -39,7 +40,7 @@ func TestDifferentialXCrypto(t *testing.T) {
 	if testing.Short() {
 		iters = 60
 	}
-	forEachKernel(t, func(t *testing.T) {
+	family.ForEachKernel(t, func(t *testing.T) {
 		for i := range iters {
 			nonceSize := chacha20.NonceSize
 			if i%2 == 1 {
@@ -61,7 +62,7 @@ func TestDifferentialXCrypto(t *testing.T) {
 			require.NoError(t, err)
 			ours.SetCounter(counter)
 			got := make([]byte, n)
-			xorInChunks(r, ours, got, src)
+			streamtest.XORInChunks(r, ours, got, src)
 			require.Equal(t, want, got, "nonce %d bytes, counter %#x, %d bytes", nonceSize, counter, n)
 		}
 	})
@@ -106,7 +107,7 @@ func TestDifferentialDJBLayout(t *testing.T) {
 	if testing.Short() {
 		iters = 40
 	}
-	forEachKernel(t, func(t *testing.T) {
+	family.ForEachKernel(t, func(t *testing.T) {
 		for range iters {
 			key := testutil.Bytes(r, chacha20.KeySize)
 			nonce := testutil.Bytes(r, chacha20.NonceSizeDJB)
@@ -132,10 +133,10 @@ func TestDifferentialDJBLayout(t *testing.T) {
 				c.Seek(block*chacha20.BlockSize + uint64(skip))
 			} else {
 				c.SetCounter(block)
-				keystream(c, skip)
+				streamtest.Keystream(c, skip)
 			}
 			got := make([]byte, n)
-			xorInChunks(r, c, got, make([]byte, n))
+			streamtest.XORInChunks(r, c, got, make([]byte, n))
 			require.Equal(t, want, got, "block %#x + %d, %d bytes", block, skip, n)
 		}
 	})
@@ -151,7 +152,7 @@ func TestDifferentialReference(t *testing.T) {
 	if testing.Short() {
 		iters = 30
 	}
-	forEachKernel(t, func(t *testing.T) {
+	family.ForEachKernel(t, func(t *testing.T) {
 		for i := range iters {
 			rounds := []int{8, 12, 20}[i%3]
 			keySize, nonceSize := chacha20.KeySize, chacha20.NonceSizeDJB
@@ -177,7 +178,7 @@ func TestDifferentialReference(t *testing.T) {
 			c := mustCipher(t, key, nonce, rounds)
 			c.SetCounter(counter)
 			got := make([]byte, n)
-			xorInChunks(r, c, got, make([]byte, n))
+			streamtest.XORInChunks(r, c, got, make([]byte, n))
 			require.Equal(t, want, got, "rounds %d, key %d, nonce %d, counter %#x, %d bytes", rounds, keySize, nonceSize, counter, n)
 		}
 	})

@@ -3,61 +3,32 @@ package salsa20_test
 import (
 	"encoding/binary"
 	"math/bits"
-	"math/rand/v2"
-	"testing"
 
 	"github.com/spipe-dev/spipe/internal/salsacore"
+	"github.com/spipe-dev/spipe/internal/testutil/kerneltest"
+	"github.com/spipe-dev/spipe/internal/testutil/streamtest"
 	"github.com/spipe-dev/spipe/pkg/salsa20"
-	"github.com/stretchr/testify/require"
 )
 
-// forEachKernel runs f once per Salsa20 kernel this CPU supports, so every
-// test that uses it covers every code path (kernels added later are picked
-// up automatically). Not parallel: the kernel switch is process-global.
-func forEachKernel(t *testing.T, f func(t *testing.T)) {
-	t.Helper()
-	names := salsacore.Kernels()
-	require.NotEmpty(t, names)
-	for _, name := range names {
-		t.Run(name, func(t *testing.T) {
-			restore, err := salsacore.UseKernel(name)
-			require.NoError(t, err)
-			defer restore()
-			require.Equal(t, name, salsa20.Kernel())
-			f(t)
-		})
-	}
+// family is this package as the shared stream suites see it: the key
+// sizes, nonce sizes and round counts the behaviour tests cover (the
+// first, Salsa20/20, is the one the single-variant checks use).
+var family = streamtest.Family{
+	Name: "salsa20",
+	New:  streamtest.Constructor(salsa20.NewWithRounds),
+	Variants: []streamtest.Variant{
+		{Name: "salsa20", KeySize: salsa20.KeySize, NonceSize: salsa20.NonceSize, Rounds: 20, CounterBits: 64},
+		{Name: "xsalsa20", KeySize: salsa20.KeySize, NonceSize: salsa20.NonceSizeX, Rounds: 20, CounterBits: 64},
+		{Name: "salsa20-128-bit-key", KeySize: salsa20.KeySize128, NonceSize: salsa20.NonceSize, Rounds: 20, CounterBits: 64},
+		{Name: "salsa20-12", KeySize: salsa20.KeySize, NonceSize: salsa20.NonceSize, Rounds: 12, CounterBits: 64},
+		{Name: "salsa20-8", KeySize: salsa20.KeySize, NonceSize: salsa20.NonceSize, Rounds: 8, CounterBits: 64},
+		{Name: "xsalsa20-8", KeySize: salsa20.KeySize, NonceSize: salsa20.NonceSizeX, Rounds: 8, CounterBits: 64},
+	},
+	Kernels: kerneltest.Switch{Kernels: salsacore.Kernels, Use: salsacore.UseKernel, Active: salsa20.Kernel},
 }
 
 // mustCipher builds a cipher the test expects to be valid.
-func mustCipher(t testing.TB, key, nonce []byte, rounds int) *salsa20.Cipher {
-	t.Helper()
-	c, err := salsa20.NewWithRounds(key, nonce, rounds)
-	require.NoError(t, err)
-	return c
-}
-
-// keystream returns n bytes of c's key stream from its current position.
-func keystream(c *salsa20.Cipher, n int) []byte {
-	b := make([]byte, n)
-	c.XORKeyStream(b, b)
-	return b
-}
-
-// xorInChunks XORs src into dst through c in consecutive calls whose
-// lengths r picks (from 0 up to a few blocks, or 1/64 of a long src),
-// ending with whatever is left; it must give the same bytes as one call.
-func xorInChunks(r *rand.Rand, c interface{ XORKeyStream(dst, src []byte) }, dst, src []byte) {
-	// Long streams get proportionally longer chunks, so the multi-MiB
-	// vectors stay quick under -race while every chunk still starts and
-	// ends mid-block.
-	maxChunk := max(3*salsa20.BlockSize+2, len(src)/64)
-	for len(src) > 0 {
-		n := min(len(src), r.IntN(maxChunk))
-		c.XORKeyStream(dst[:n], src[:n])
-		dst, src = dst[n:], src[n:]
-	}
-}
+var mustCipher = streamtest.Must(salsa20.NewWithRounds)
 
 // refBlock is an independent, deliberately plain Salsa20 block function
 // written from the specification for this test (no shared code with

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/spipe-dev/spipe/internal/testutil"
+	"github.com/spipe-dev/spipe/internal/testutil/streamtest"
 	"github.com/spipe-dev/spipe/pkg/salsa20"
 	"github.com/stretchr/testify/require"
 	xsalsa20 "golang.org/x/crypto/salsa20"
@@ -51,7 +52,7 @@ func TestDifferentialXCrypto(t *testing.T) {
 	if testing.Short() {
 		iters = 60
 	}
-	forEachKernel(t, func(t *testing.T) {
+	family.ForEachKernel(t, func(t *testing.T) {
 		for i := range iters {
 			key := testutil.Bytes(r, salsa20.KeySize)
 			n := r.IntN(4097)
@@ -64,14 +65,14 @@ func TestDifferentialXCrypto(t *testing.T) {
 				xcryptoStream(key, nonce, counter, want, src)
 				c := mustCipher(t, key, nonce, 20)
 				c.SetCounter(counter)
-				xorInChunks(r, c, got, src)
+				streamtest.XORInChunks(r, c, got, src)
 				require.Equal(t, want, got, "salsa20, counter %#x, %d bytes", counter, n)
 			} else {
 				nonce := testutil.Bytes(r, salsa20.NonceSizeX)
 				xsalsa20.XORKeyStream(want, src, nonce, (*[32]byte)(key))
 				c, err := salsa20.NewCipher(key, nonce)
 				require.NoError(t, err)
-				xorInChunks(r, c, got, src)
+				streamtest.XORInChunks(r, c, got, src)
 				require.Equal(t, want, got, "xsalsa20, %d bytes", n)
 			}
 		}
@@ -83,7 +84,7 @@ func TestDifferentialXCrypto(t *testing.T) {
 // specification builds for each counter value.
 func TestDifferentialSalsa8(t *testing.T) {
 	r := testutil.Rand(t)
-	forEachKernel(t, func(t *testing.T) {
+	family.ForEachKernel(t, func(t *testing.T) {
 		for i := range 100 {
 			keySize := salsa20.KeySize
 			if i%2 == 1 {
@@ -121,7 +122,7 @@ func TestDifferentialSalsa8(t *testing.T) {
 			c := mustCipher(t, key, nonce, 8)
 			c.SetCounter(counter)
 			got := make([]byte, n)
-			xorInChunks(r, c, got, make([]byte, n))
+			streamtest.XORInChunks(r, c, got, make([]byte, n))
 			require.Equal(t, want, got, "key %d bytes, counter %#x, %d bytes", keySize, counter, n)
 		}
 	})
@@ -136,7 +137,7 @@ func TestDifferentialReference(t *testing.T) {
 	if testing.Short() {
 		iters = 30
 	}
-	forEachKernel(t, func(t *testing.T) {
+	family.ForEachKernel(t, func(t *testing.T) {
 		for i := range iters {
 			rounds := []int{12, 8, 20}[i%3]
 			keySize := salsa20.KeySize128
@@ -152,7 +153,7 @@ func TestDifferentialReference(t *testing.T) {
 			c := mustCipher(t, key, nonce, rounds)
 			c.SetCounter(counter)
 			got := make([]byte, n)
-			xorInChunks(r, c, got, make([]byte, n))
+			streamtest.XORInChunks(r, c, got, make([]byte, n))
 			require.Equal(t, want, got, "rounds %d, key %d, counter %#x, %d bytes", rounds, keySize, counter, n)
 		}
 	})
