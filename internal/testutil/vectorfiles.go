@@ -12,6 +12,29 @@ import (
 // cannot disagree about a field. Parts a package does not check are still
 // typed, so every package's LoadVectors validates the whole file.
 
+// Header is the description at the top of every vector file: the
+// algorithm, where the cases come from (one source, or several by name)
+// and notes.
+type Header struct {
+	Algorithm string            `json:"algorithm"`
+	Source    string            `json:"source"`
+	Sources   map[string]string `json:"sources"`
+	Notes     string            `json:"notes"`
+}
+
+// CipherCase is a stream cipher case from block Counter: the key stream
+// itself, an encryption of Plaintext to Ciphertext, or both.
+type CipherCase struct {
+	ID         string `json:"id"`
+	Source     string `json:"source"`
+	Key        Hex    `json:"key"`
+	Nonce      Hex    `json:"nonce"`
+	Counter    uint64 `json:"counter"`
+	Plaintext  Hex    `json:"plaintext"`
+	Keystream  Hex    `json:"keystream"`
+	Ciphertext Hex    `json:"ciphertext"`
+}
+
 // HashCase is an HChaCha20 or HSalsa20 example: a 32-byte key and a
 // 16-byte input giving a 32-byte output.
 type HashCase struct {
@@ -84,29 +107,14 @@ type WordCase struct {
 
 // RFC8439 is testdata/vectors/rfc8439.json: RFC 8439's examples.
 type RFC8439 struct {
-	Algorithm           string     `json:"algorithm"`
-	Source              string     `json:"source"`
-	Notes               string     `json:"notes"`
+	Header
 	QuarterRound        []WordCase `json:"quarter_round"`
 	QuarterRoundOnState []struct {
 		WordCase
 		Indices []int `json:"indices"`
 	} `json:"quarter_round_on_state"`
-	Block []struct {
-		ID        string `json:"id"`
-		Key       Hex    `json:"key"`
-		Nonce     Hex    `json:"nonce"`
-		Counter   uint32 `json:"counter"`
-		Keystream Hex    `json:"keystream"`
-	} `json:"chacha20_block"`
-	Encrypt []struct {
-		ID         string `json:"id"`
-		Key        Hex    `json:"key"`
-		Nonce      Hex    `json:"nonce"`
-		Counter    uint32 `json:"counter"`
-		Plaintext  Hex    `json:"plaintext"`
-		Ciphertext Hex    `json:"ciphertext"`
-	} `json:"chacha20_encrypt"`
+	Block       []CipherCase     `json:"chacha20_block"`
+	Encrypt     []CipherCase     `json:"chacha20_encrypt"`
 	Poly1305    []map[string]any `json:"poly1305"`
 	Poly1305Key []map[string]any `json:"poly1305_key_gen"`
 	AEAD        []map[string]any `json:"aead_chacha20_poly1305"`
@@ -115,21 +123,10 @@ type RFC8439 struct {
 // XChaCha is testdata/vectors/xchacha.json: HChaCha20 and XChaCha20 from
 // draft-irtf-cfrg-xchacha-03 and libsodium.
 type XChaCha struct {
-	Algorithm string            `json:"algorithm"`
-	Sources   map[string]string `json:"sources"`
-	Notes     string            `json:"notes"`
-	HChaCha20 []HashCase        `json:"hchacha20"`
-	XChaCha20 []struct {
-		ID         string `json:"id"`
-		Source     string `json:"source"`
-		Key        Hex    `json:"key"`
-		Nonce      Hex    `json:"nonce"`
-		Counter    uint32 `json:"counter"`
-		Plaintext  Hex    `json:"plaintext"`
-		Keystream  Hex    `json:"keystream"`
-		Ciphertext Hex    `json:"ciphertext"`
-	} `json:"xchacha20"`
-	AEAD []map[string]any `json:"aead_xchacha20_poly1305"`
+	Header
+	HChaCha20 []HashCase       `json:"hchacha20"`
+	XChaCha20 []CipherCase     `json:"xchacha20"`
+	AEAD      []map[string]any `json:"aead_xchacha20_poly1305"`
 }
 
 // BlockCase is a 64-byte block in, 64 bytes out.
@@ -141,9 +138,7 @@ type BlockCase struct {
 // SalsaSpec is testdata/vectors/salsa20_spec.json: the examples of
 // Bernstein's "Salsa20 specification".
 type SalsaSpec struct {
-	Algorithm    string     `json:"algorithm"`
-	Source       string     `json:"source"`
-	Notes        string     `json:"notes"`
+	Header
 	QuarterRound []WordCase `json:"quarterround"`
 	RowRound     []WordCase `json:"rowround"`
 	ColumnRound  []WordCase `json:"columnround"`
@@ -164,11 +159,9 @@ type SalsaSpec struct {
 // salsa20_extra.json (which has no core cases): key stream slices, SHA-256
 // digests of long streams, and reduced-round cores.
 type SalsaStreams struct {
-	Algorithm string            `json:"algorithm"`
-	Sources   map[string]string `json:"sources"`
-	Notes     string            `json:"notes"`
-	Keystream []KeystreamCase   `json:"keystream_cases"`
-	SHA256    []SHA256Case      `json:"sha256_cases"`
+	Header
+	Keystream []KeystreamCase `json:"keystream_cases"`
+	SHA256    []SHA256Case    `json:"sha256_cases"`
 	Core      []struct {
 		BlockCase
 		ID     string `json:"id"`
@@ -180,18 +173,8 @@ type SalsaStreams struct {
 // XSalsa20 is testdata/vectors/xsalsa20.json: HSalsa20, XSalsa20
 // encryptions and a SHA-256 of a long XSalsa20 stream.
 type XSalsa20 struct {
-	Algorithm string            `json:"algorithm"`
-	Sources   map[string]string `json:"sources"`
-	Notes     string            `json:"notes"`
-	HSalsa20  []HashCase        `json:"hsalsa20"`
-	XSalsa20  []struct {
-		ID         string `json:"id"`
-		Source     string `json:"source"`
-		Key        Hex    `json:"key"`
-		Nonce      Hex    `json:"nonce"`
-		Counter    uint64 `json:"counter"`
-		Plaintext  Hex    `json:"plaintext"`
-		Ciphertext Hex    `json:"ciphertext"`
-	} `json:"xsalsa20"`
-	SHA256 []SHA256Case `json:"sha256_cases"`
+	Header
+	HSalsa20 []HashCase   `json:"hsalsa20"`
+	XSalsa20 []CipherCase `json:"xsalsa20"`
+	SHA256   []SHA256Case `json:"sha256_cases"`
 }

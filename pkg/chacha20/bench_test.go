@@ -5,19 +5,10 @@ import (
 	"testing"
 
 	"github.com/spipe-dev/spipe/internal/testutil"
+	"github.com/spipe-dev/spipe/internal/testutil/streamtest"
 	"github.com/spipe-dev/spipe/pkg/chacha20"
 	xchacha "golang.org/x/crypto/chacha20"
 )
-
-// benchSizes are the message sizes of BenchmarkXORKeyStream, from one block
-// to long bulk transfers.
-var benchSizes = []struct {
-	name string
-	n    int
-}{
-	{"64B", 64}, {"256B", 256}, {"1KiB", 1 << 10}, {"8KiB", 8 << 10},
-	{"64KiB", 64 << 10}, {"1MiB", 1 << 20},
-}
 
 // BenchmarkXORKeyStream measures one XORKeyStream call per iteration on a
 // cipher created beforehand, named <variant>/<size>/impl=ours. Where
@@ -44,37 +35,37 @@ func BenchmarkXORKeyStream(b *testing.B) {
 		{"chacha8", chacha20.NonceSizeDJB, 8, false},
 	}
 	for _, v := range variants {
-		for _, sz := range benchSizes {
+		for _, sz := range streamtest.BenchSizes {
 			nonce := make([]byte, v.nonce)
-			buf := make([]byte, sz.n)
-			b.Run(fmt.Sprintf("%s/%s/impl=ours", v.name, sz.name), func(b *testing.B) {
+			buf := make([]byte, sz.N)
+			b.Run(fmt.Sprintf("%s/%s/impl=ours", v.name, sz.Name), func(b *testing.B) {
 				c, err := chacha20.NewWithRounds(key, nonce, v.rounds)
 				if err != nil {
 					b.Fatal(err)
 				}
-				b.SetBytes(int64(sz.n))
+				b.SetBytes(int64(sz.N))
 				b.ReportAllocs()
 				cpu := testutil.StartCPUTimer(b)
 				for b.Loop() {
 					c.XORKeyStream(buf, buf)
 				}
-				cpu.Report(sz.n)
+				cpu.Report(sz.N)
 			})
 			if !v.xcrypt {
 				continue
 			}
-			b.Run(fmt.Sprintf("%s/%s/impl=xcrypto", v.name, sz.name), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s/%s/impl=xcrypto", v.name, sz.Name), func(b *testing.B) {
 				c, err := xchacha.NewUnauthenticatedCipher(key, nonce)
 				if err != nil {
 					b.Fatal(err)
 				}
-				b.SetBytes(int64(sz.n))
+				b.SetBytes(int64(sz.N))
 				b.ReportAllocs()
 				cpu := testutil.StartCPUTimer(b)
 				for b.Loop() {
 					c.XORKeyStream(buf, buf)
 				}
-				cpu.Report(sz.n)
+				cpu.Report(sz.N)
 			})
 		}
 	}

@@ -26,7 +26,7 @@ func TestVectorsRFC8439(t *testing.T) {
 	family.ForEachKernel(t, func(t *testing.T) {
 		for _, c := range v.Block {
 			newCipher := func() *chacha20.Cipher { return mustCipher(t, c.Key, c.Nonce, 20) }
-			setCounter := func(s *chacha20.Cipher) { s.SetCounter(uint64(c.Counter)) }
+			setCounter := func(s *chacha20.Cipher) { s.SetCounter(c.Counter) }
 			streamtest.CheckXOR(t, c.ID, newCipher, setCounter, make([]byte, len(c.Keystream)), c.Keystream)
 		}
 		for _, c := range v.Encrypt {
@@ -35,7 +35,7 @@ func TestVectorsRFC8439(t *testing.T) {
 				require.NoError(t, err)
 				return s
 			}
-			setCounter := func(s *chacha20.Cipher) { s.SetCounter(uint64(c.Counter)) }
+			setCounter := func(s *chacha20.Cipher) { s.SetCounter(c.Counter) }
 			streamtest.CheckXOR(t, c.ID, newCipher, setCounter, c.Plaintext, c.Ciphertext)
 			streamtest.CheckXOR(t, c.ID+" decrypt", newCipher, setCounter, c.Ciphertext, c.Plaintext)
 		}
@@ -60,7 +60,7 @@ func TestVectorsXChaCha20(t *testing.T) {
 				require.NoError(t, err)
 				return s
 			}
-			setCounter := func(s *chacha20.Cipher) { s.SetCounter(uint64(c.Counter)) }
+			setCounter := func(s *chacha20.Cipher) { s.SetCounter(c.Counter) }
 			streamtest.CheckXOR(t, c.ID+" keystream", newCipher, setCounter, make([]byte, len(c.Keystream)), c.Keystream)
 			streamtest.CheckXOR(t, c.ID, newCipher, setCounter, c.Plaintext, c.Ciphertext)
 		}
@@ -69,19 +69,25 @@ func TestVectorsXChaCha20(t *testing.T) {
 
 // strombergsonVectors is testdata/vectors/chacha_strombergson.json.
 type strombergsonVectors struct {
-	Algorithm string                   `json:"algorithm"`
-	Source    string                   `json:"source"`
-	Notes     string                   `json:"notes"`
-	Cases     []testutil.KeystreamCase `json:"cases"`
+	testutil.Header
+	Cases []testutil.KeystreamCase `json:"cases"`
 }
 
 // djbExtraVectors is testdata/vectors/chacha_djb_extra.json.
 type djbExtraVectors struct {
-	Algorithm string                   `json:"algorithm"`
-	Sources   map[string]string        `json:"sources"`
-	Notes     string                   `json:"notes"`
-	DJB       []testutil.KeystreamCase `json:"djb_cases"`
-	IETF      []testutil.KeystreamCase `json:"ietf_cases"`
+	testutil.Header
+	DJB  []testutil.KeystreamCase `json:"djb_cases"`
+	IETF []testutil.KeystreamCase `json:"ietf_cases"`
+}
+
+// checkKeystreamCases checks each case (streamtest.CheckKeystreamCase),
+// requiring its nonce to be nonceSize bytes.
+func checkKeystreamCases(t *testing.T, cases []testutil.KeystreamCase, nonceSize int) {
+	t.Helper()
+	for _, c := range cases {
+		require.Len(t, c.Nonce, nonceSize, c.ID)
+		streamtest.CheckKeystreamCase(t, c, mustCipher)
+	}
 }
 
 // TestVectorsStrombergson checks draft-strombergson-chacha-test-vectors-01:
@@ -91,10 +97,7 @@ func TestVectorsStrombergson(t *testing.T) {
 	testutil.LoadVectors(t, "chacha_strombergson.json", &v)
 	require.Len(t, v.Cases, 48)
 	family.ForEachKernel(t, func(t *testing.T) {
-		for _, c := range v.Cases {
-			require.Len(t, c.Nonce, chacha20.NonceSizeDJB, c.ID)
-			streamtest.CheckKeystreamCase(t, c, mustCipher)
-		}
+		checkKeystreamCases(t, v.Cases, chacha20.NonceSizeDJB)
 	})
 }
 
@@ -116,14 +119,8 @@ func TestVectorsDJBExtra(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, crossings, 9, "the file must exercise the carry into the high counter word")
 	family.ForEachKernel(t, func(t *testing.T) {
-		for _, c := range v.DJB {
-			require.Len(t, c.Nonce, chacha20.NonceSizeDJB, c.ID)
-			streamtest.CheckKeystreamCase(t, c, mustCipher)
-		}
-		for _, c := range v.IETF {
-			require.Len(t, c.Nonce, chacha20.NonceSize, c.ID)
-			streamtest.CheckKeystreamCase(t, c, mustCipher)
-		}
+		checkKeystreamCases(t, v.DJB, chacha20.NonceSizeDJB)
+		checkKeystreamCases(t, v.IETF, chacha20.NonceSize)
 	})
 }
 

@@ -36,10 +36,7 @@ func randomCounter(r *rand.Rand, n int, limit uint64) uint64 {
 // in random chunks and x/crypto in one call.
 func TestDifferentialXCrypto(t *testing.T) {
 	r := testutil.Rand(t)
-	iters := 300
-	if testing.Short() {
-		iters = 60
-	}
+	iters := streamtest.Iterations(300, 60)
 	family.ForEachKernel(t, func(t *testing.T) {
 		for i := range iters {
 			nonceSize := chacha20.NonceSize
@@ -103,10 +100,7 @@ func keystreamX(c *xchacha.Cipher, n int) []byte {
 // and lengths 0..4096.
 func TestDifferentialDJBLayout(t *testing.T) {
 	r := testutil.Rand(t)
-	iters := 200
-	if testing.Short() {
-		iters = 40
-	}
+	iters := streamtest.Iterations(200, 40)
 	family.ForEachKernel(t, func(t *testing.T) {
 		for range iters {
 			key := testutil.Bytes(r, chacha20.KeySize)
@@ -135,8 +129,7 @@ func TestDifferentialDJBLayout(t *testing.T) {
 				c.SetCounter(block)
 				streamtest.Keystream(c, skip)
 			}
-			got := make([]byte, n)
-			streamtest.XORInChunks(r, c, got, make([]byte, n))
+			got := streamtest.ChunkedKeystream(r, c, n)
 			require.Equal(t, want, got, "block %#x + %d, %d bytes", block, skip, n)
 		}
 	})
@@ -148,10 +141,7 @@ func TestDifferentialDJBLayout(t *testing.T) {
 // external vectors.
 func TestDifferentialReference(t *testing.T) {
 	r := testutil.Rand(t)
-	iters := 120
-	if testing.Short() {
-		iters = 30
-	}
+	iters := streamtest.Iterations(120, 30)
 	family.ForEachKernel(t, func(t *testing.T) {
 		for i := range iters {
 			rounds := []int{8, 12, 20}[i%3]
@@ -177,8 +167,7 @@ func TestDifferentialReference(t *testing.T) {
 
 			c := mustCipher(t, key, nonce, rounds)
 			c.SetCounter(counter)
-			got := make([]byte, n)
-			streamtest.XORInChunks(r, c, got, make([]byte, n))
+			got := streamtest.ChunkedKeystream(r, c, n)
 			require.Equal(t, want, got, "rounds %d, key %d, nonce %d, counter %#x, %d bytes", rounds, keySize, nonceSize, counter, n)
 		}
 	})

@@ -5,21 +5,12 @@ import (
 	"testing"
 
 	"github.com/spipe-dev/spipe/internal/testutil"
+	"github.com/spipe-dev/spipe/internal/testutil/streamtest"
 	"github.com/spipe-dev/spipe/pkg/salsa20"
 	xsalsa20 "golang.org/x/crypto/salsa20"
 	//lint:ignore SA1019 the low-level package is the reference for counters and the Salsa20/8 core; test-only.
 	"golang.org/x/crypto/salsa20/salsa"
 )
-
-// benchSizes are the message sizes of BenchmarkXORKeyStream, from one block
-// to long bulk transfers.
-var benchSizes = []struct {
-	name string
-	n    int
-}{
-	{"64B", 64}, {"256B", 256}, {"1KiB", 1 << 10}, {"8KiB", 8 << 10},
-	{"64KiB", 64 << 10}, {"1MiB", 1 << 20},
-}
 
 // BenchmarkXORKeyStream measures one XORKeyStream call per iteration on a
 // cipher created beforehand, named <variant>/<size>/impl=ours. Where
@@ -47,29 +38,29 @@ func BenchmarkXORKeyStream(b *testing.B) {
 		{"salsa20-8", salsa20.NonceSize, 8},
 	}
 	for _, v := range variants {
-		for _, sz := range benchSizes {
+		for _, sz := range streamtest.BenchSizes {
 			nonce := make([]byte, v.nonce)
-			buf := make([]byte, sz.n)
-			b.Run(fmt.Sprintf("%s/%s/impl=ours", v.name, sz.name), func(b *testing.B) {
+			buf := make([]byte, sz.N)
+			b.Run(fmt.Sprintf("%s/%s/impl=ours", v.name, sz.Name), func(b *testing.B) {
 				c, err := salsa20.NewWithRounds(key[:], nonce, v.rounds)
 				if err != nil {
 					b.Fatal(err)
 				}
-				b.SetBytes(int64(sz.n))
+				b.SetBytes(int64(sz.N))
 				b.ReportAllocs()
 				cpu := testutil.StartCPUTimer(b)
 				for b.Loop() {
 					c.XORKeyStream(buf, buf)
 				}
-				cpu.Report(sz.n)
+				cpu.Report(sz.N)
 			})
 			if v.rounds != 20 {
 				continue // x/crypto has only Salsa20/20 streams
 			}
-			b.Run(fmt.Sprintf("%s/%s/impl=xcrypto", v.name, sz.name), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s/%s/impl=xcrypto", v.name, sz.Name), func(b *testing.B) {
 				var counter [16]byte
 				copy(counter[:], nonce)
-				b.SetBytes(int64(sz.n))
+				b.SetBytes(int64(sz.N))
 				b.ReportAllocs()
 				cpu := testutil.StartCPUTimer(b)
 				for b.Loop() {
@@ -79,7 +70,7 @@ func BenchmarkXORKeyStream(b *testing.B) {
 						xsalsa20.XORKeyStream(buf, buf, nonce, &key)
 					}
 				}
-				cpu.Report(sz.n)
+				cpu.Report(sz.N)
 			})
 		}
 	}

@@ -22,10 +22,8 @@ import (
 // and 6, which spans two 64 KiB kernel calls).
 func TestVectorsESTREAM(t *testing.T) {
 	var v struct {
-		Algorithm string `json:"algorithm"`
-		Source    string `json:"source"`
-		Notes     string `json:"notes"`
-		Cases     []struct {
+		testutil.Header
+		Cases []struct {
 			ID           string       `json:"id"`
 			Rounds       int          `json:"rounds"`
 			Key          testutil.Hex `json:"key"`
@@ -138,10 +136,9 @@ func TestVectorsXSalsa20(t *testing.T) {
 		for _, c := range v.XSalsa20 {
 			require.Len(t, c.Nonce, salsa20.NonceSizeX, c.ID)
 			newCipher := func() *salsa20.Cipher { return mustCipher(t, c.Key, c.Nonce, 20) }
-			got := streamtest.XORBothWays(t, newCipher, streamtest.AtCounter[*salsa20.Cipher](c.Counter), c.Plaintext)
-			assert.Equal(t, []byte(c.Ciphertext), got, c.ID)
-			got = streamtest.XORBothWays(t, newCipher, streamtest.AtCounter[*salsa20.Cipher](c.Counter), c.Ciphertext)
-			assert.Equal(t, []byte(c.Plaintext), got, "%s: decrypt", c.ID)
+			at := streamtest.AtCounter[*salsa20.Cipher](c.Counter)
+			streamtest.CheckXOR(t, c.ID, newCipher, at, c.Plaintext, c.Ciphertext)
+			streamtest.CheckXOR(t, c.ID+" decrypt", newCipher, at, c.Ciphertext, c.Plaintext)
 		}
 		for _, c := range v.SHA256 {
 			checkSHA256Case(t, c, func() *salsa20.Cipher {

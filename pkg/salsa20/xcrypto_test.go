@@ -48,10 +48,7 @@ func xcryptoStream(key, nonce []byte, counter uint64, dst, src []byte) {
 // chunks.
 func TestDifferentialXCrypto(t *testing.T) {
 	r := testutil.Rand(t)
-	iters := 300
-	if testing.Short() {
-		iters = 60
-	}
+	iters := streamtest.Iterations(300, 60)
 	family.ForEachKernel(t, func(t *testing.T) {
 		for i := range iters {
 			key := testutil.Bytes(r, salsa20.KeySize)
@@ -121,8 +118,7 @@ func TestDifferentialSalsa8(t *testing.T) {
 
 			c := mustCipher(t, key, nonce, 8)
 			c.SetCounter(counter)
-			got := make([]byte, n)
-			streamtest.XORInChunks(r, c, got, make([]byte, n))
+			got := streamtest.ChunkedKeystream(r, c, n)
 			require.Equal(t, want, got, "key %d bytes, counter %#x, %d bytes", keySize, counter, n)
 		}
 	})
@@ -133,10 +129,7 @@ func TestDifferentialSalsa8(t *testing.T) {
 // TestReferenceMatchesVectors holds to the external vectors.
 func TestDifferentialReference(t *testing.T) {
 	r := testutil.Rand(t)
-	iters := 90
-	if testing.Short() {
-		iters = 30
-	}
+	iters := streamtest.Iterations(90, 30)
 	family.ForEachKernel(t, func(t *testing.T) {
 		for i := range iters {
 			rounds := []int{12, 8, 20}[i%3]
@@ -152,8 +145,7 @@ func TestDifferentialReference(t *testing.T) {
 
 			c := mustCipher(t, key, nonce, rounds)
 			c.SetCounter(counter)
-			got := make([]byte, n)
-			streamtest.XORInChunks(r, c, got, make([]byte, n))
+			got := streamtest.ChunkedKeystream(r, c, n)
 			require.Equal(t, want, got, "rounds %d, key %d, counter %#x, %d bytes", rounds, keySize, counter, n)
 		}
 	})

@@ -135,3 +135,12 @@ func Iterations(full, short int) int {
 	}
 	return full
 }
+
+// ChunkedKeystream returns n bytes of c's key stream from its current
+// position, XORed over a separate zero buffer in random chunks (see
+// [XORInChunks]).
+func ChunkedKeystream(r *rand.Rand, c interface{ XORKeyStream(dst, src []byte) }, n int) []byte {
+	got := make([]byte, n)
+	XORInChunks(r, c, got, make([]byte, n))
+	return got
+}

@@ -17,8 +17,7 @@ func ChunkingInvariance(t *testing.T, fam Family) {
 	r := testutil.Rand(t)
 	fam.forEachKernelAndVariant(t, r, func(t *testing.T, v Variant, key, nonce []byte) {
 		src := testutil.Bytes(r, 5000)
-		want := make([]byte, len(src))
-		fam.must(t, key, nonce, v.Rounds).XORKeyStream(want, src)
+		want := fam.oneCall(t, v, key, nonce, src)
 		for range 20 {
 			got := make([]byte, len(src))
 			XORInChunks(r, fam.must(t, key, nonce, v.Rounds), got, src)
@@ -41,8 +40,7 @@ func InPlace(t *testing.T, fam Family) {
 	r := testutil.Rand(t)
 	fam.forEachKernelAndVariant(t, r, func(t *testing.T, v Variant, key, nonce []byte) {
 		msg := testutil.Bytes(r, 1000)
-		want := make([]byte, len(msg))
-		fam.must(t, key, nonce, v.Rounds).XORKeyStream(want, msg)
+		want := fam.oneCall(t, v, key, nonce, msg)
 
 		buf := bytes.Clone(msg)
 		XORInChunks(r, fam.must(t, key, nonce, v.Rounds), buf, buf)
@@ -171,4 +169,13 @@ func KernelName(t *testing.T, fam Family) {
 	require.NotEmpty(t, kernels)
 	assert.Equal(t, kernels[0], fam.Kernels.Active())
 	assert.Equal(t, "generic", kernels[len(kernels)-1])
+}
+
+// oneCall returns src XORed, in one call, with the key stream of a fresh
+// cipher of variant v.
+func (fam Family) oneCall(t *testing.T, v Variant, key, nonce, src []byte) []byte {
+	t.Helper()
+	out := make([]byte, len(src))
+	fam.must(t, key, nonce, v.Rounds).XORKeyStream(out, src)
+	return out
 }
