@@ -1,6 +1,10 @@
 // Package testutil holds the few helpers the cipher tests share: loading the
 // external vectors under testdata/vectors, hex-typed JSON fields for them,
-// and seeded randomness. It is imported only by _test.go files.
+// the layouts of the vector files more than one package reads
+// (vectorfiles.go), seeded randomness and a CPU-time benchmark timer. It
+// is imported only by _test.go files. The shared suites live below it:
+// streamtest for the stream cipher packages, kerneltest for the cores'
+// block kernels.
 //
 // Vector structs declare their fields with [Hex] and [Word], so a malformed
 // vector file fails the JSON decoding, and with it the test, instead of
