@@ -2,6 +2,7 @@ package chachacore
 
 import (
 	"fmt"
+	"github.com/spipe-dev/spipe/internal/testutil"
 	"testing"
 )
 
@@ -36,11 +37,11 @@ func BenchmarkKernels(b *testing.B) {
 					defer restore()
 					b.SetBytes(int64(n))
 					b.ReportAllocs()
-					cpu := startCPUTimer(b)
+					cpu := testutil.StartCPUTimer(b)
 					for b.Loop() {
 						XORKeyStreamBlocks(&s, rounds, buf[:n], buf[:n])
 					}
-					cpu.report(n)
+					cpu.Report(n)
 				})
 			}
 		}

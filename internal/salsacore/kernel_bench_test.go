@@ -2,10 +2,10 @@ package salsacore_test
 
 import (
 	"fmt"
-	"runtime"
 	"testing"
 
 	"github.com/spipe-dev/spipe/internal/salsacore"
+	"github.com/spipe-dev/spipe/internal/testutil"
 )
 
 // BenchmarkKernels measures each kernel this CPU runs, forced through
@@ -34,17 +34,11 @@ func BenchmarkKernels(b *testing.B) {
 					defer restore()
 					b.SetBytes(int64(sz.n))
 					b.ReportAllocs()
-					runtime.LockOSThread()
-					defer runtime.UnlockOSThread()
-					start := threadCPUTime()
+					cpu := testutil.StartCPUTimer(b)
 					for b.Loop() {
 						salsacore.XORKeyStreamBlocks(&s, rounds, buf[:sz.n], buf[:sz.n])
 					}
-					if d := threadCPUTime() - start; d > 0 && start > 0 {
-						ns := float64(d.Nanoseconds()) / float64(b.N)
-						b.ReportMetric(ns, "cpu-ns/op")
-						b.ReportMetric(float64(sz.n)/ns*1e3, "cpu-MB/s")
-					}
+					cpu.Report(sz.n)
 				})
 			}
 		}

@@ -8,8 +8,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// threadCPUTime is the CPU time the calling OS thread has used.
-func threadCPUTime() (time.Duration, bool) {
+// ThreadCPUTime is the CPU time the calling OS thread has used, and
+// whether it could be read. Lock the goroutine to its thread around a
+// measurement (runtime.LockOSThread).
+func ThreadCPUTime() (time.Duration, bool) {
 	var ts unix.Timespec
 	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
 		return 0, false

@@ -4,5 +4,6 @@ package testutil
 
 import "time"
 
-// threadCPUTime is not available here; CPUTimer then reports nothing.
-func threadCPUTime() (time.Duration, bool) { return 0, false }
+// ThreadCPUTime is not available here: it reports false, and CPUTimer
+// then reports nothing.
+func ThreadCPUTime() (time.Duration, bool) { return 0, false }

@@ -21,14 +21,14 @@ type CPUTimer struct {
 // counting; call it right before the b.Loop loop and Report right after.
 func StartCPUTimer(b *testing.B) CPUTimer {
 	runtime.LockOSThread()
-	start, ok := threadCPUTime()
+	start, ok := ThreadCPUTime()
 	return CPUTimer{b: b, start: start, ok: ok}
 }
 
 // Report unpins the goroutine and reports the CPU time per operation and
 // the throughput of bytesPerOp bytes per operation.
 func (c CPUTimer) Report(bytesPerOp int) {
-	end, ok := threadCPUTime()
+	end, ok := ThreadCPUTime()
 	runtime.UnlockOSThread()
 	d := end - c.start
 	if !c.ok || !ok || d <= 0 || c.b.N == 0 {
