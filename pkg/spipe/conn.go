@@ -301,6 +301,7 @@ func (c *Conn) readFrame(p []byte) (int, error) {
 		in.data = data
 	case t == FrameCloseWrite:
 		in.err = io.EOF
+		c.releaseReadBuf()
 	}
 	return 0, nil
 }
@@ -313,7 +314,7 @@ func (c *Conn) fill(n int) error {
 		return nil
 	}
 	if in.buf == nil {
-		in.buf = make([]byte, in.limit+FrameOverhead+readAhead)
+		in.buf = readBufs.get(in.limit + FrameOverhead + readAhead)
 	}
 	if in.start+n > len(in.buf) {
 		in.end = copy(in.buf, in.buf[in.start:in.end])
@@ -354,9 +355,29 @@ func isTimeout(err error) bool {
 func (c *Conn) failRead(err error) error {
 	c.in.err = err
 	c.in.data = nil
+	c.releaseReadBuf()
 	c.dead.Store(true)
 	c.conn.Close()
 	return err
+}
+
+// releaseReadBuf returns the read buffer to its pool once reading has
+// ended for good (in.err is set and in.data, which aliases it, is empty).
+// in.mu is held.
+func (c *Conn) releaseReadBuf() {
+	if c.in.buf != nil {
+		readBufs.put(c.in.buf)
+		c.in.buf, c.in.start, c.in.end = nil, 0, 0
+	}
+}
+
+// releaseWriteBuf returns the write buffer to its pool once writing has
+// ended for good (close-write sent or out.err set). out.mu is held.
+func (c *Conn) releaseWriteBuf() {
+	if c.out.buf != nil {
+		writeBufs.put(c.out.buf)
+		c.out.buf = nil
+	}
 }
 
 // Write seals p into frames and sends each with one write call. It returns
@@ -406,7 +427,7 @@ func (c *Conn) writeFrame(t FrameType, data []byte) error {
 	if out.buf == nil {
 		// Allocated on first use, so idle connections and handshake-only
 		// probes cost no buffer.
-		out.buf = make([]byte, 0, out.limit+FrameOverhead)
+		out.buf = writeBufs.get(out.limit + FrameOverhead)[:0]
 	}
 	frame := out.fc.SealFrame(out.buf[:0], out.counter, t, data, out.padTo)
 	out.counter++
@@ -415,6 +436,7 @@ func (c *Conn) writeFrame(t FrameType, data []byte) error {
 			err = net.ErrClosed
 		}
 		out.err = fmt.Errorf("spipe: write: %w", err)
+		c.releaseWriteBuf()
 		c.dead.Store(true)
 		return out.err
 	}
@@ -442,6 +464,7 @@ func (c *Conn) CloseWrite() error {
 		return err
 	}
 	out.closed = true
+	c.releaseWriteBuf()
 	if hc, ok := c.conn.(interface{ CloseWrite() error }); ok {
 		return hc.CloseWrite()
 	}
@@ -475,6 +498,7 @@ func (c *Conn) Close() error {
 			c.conn.SetWriteDeadline(time.Now().Add(closeNotifyTimeout))
 			if c.writeFrame(FrameCloseWrite, nil) == nil {
 				c.out.closed = true
+				c.releaseWriteBuf()
 			}
 		}
 		c.out.mu.Unlock()
