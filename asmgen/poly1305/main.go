@@ -18,6 +18,8 @@ import (
 	"strings"
 
 	. "github.com/mmcloughlin/avo/build"
+
+	"github.com/spipe-dev/spipe/asmgen/arx"
 )
 
 func main() {
@@ -27,62 +29,7 @@ func main() {
 	avx2()
 	ifma(2)
 
-	Generate()
-
-	if err := checkRegisters(outPath(), "AVX512", regexp16()); err != nil {
-		fmt.Fprintln(os.Stderr, "poly1305:", err)
-		os.Exit(1)
-	}
-	if err := checkConstantTime(outPath()); err != nil {
-		fmt.Fprintln(os.Stderr, "poly1305:", err)
-		os.Exit(1)
-	}
-}
-
-// regexp16 matches registers only AVX-512 has: X16-X31, Y16-Y31, ZMM and
-// mask registers.
-func regexp16() *regexp.Regexp {
-	return regexp.MustCompile(`\b[XY](1[6-9]|2[0-9]|3[01])\b|\bZ[0-9]+\b|\bK[1-7]\b`)
-}
-
-// outPath returns the -out argument (avo has parsed it already).
-func outPath() string {
-	for i, a := range os.Args {
-		if (a == "-out" || a == "--out") && i+1 < len(os.Args) {
-			return os.Args[i+1]
-		}
-		if v, ok := strings.CutPrefix(a, "-out="); ok {
-			return v
-		}
-	}
-	return ""
-}
-
-// checkRegisters fails if a function whose "Requires:" line does not name
-// feature uses a register matching bad: avo hands out X16-X31/Y16-Y31 when
-// more than 16 vector values are live (avo issue #146), which would turn
-// the AVX2 kernel into AVX-512 code that faults on AVX2-only CPUs.
-func checkRegisters(path, feature string, bad *regexp.Regexp) error {
-	if path == "" {
-		return nil
-	}
-	text, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	var fn string
-	checking := false
-	for _, line := range strings.Split(string(text), "\n") {
-		switch {
-		case strings.HasPrefix(line, "// Requires:"):
-			checking = !strings.Contains(line, feature)
-		case strings.HasPrefix(line, "TEXT "):
-			fn = line
-		case checking && bad.MatchString(line):
-			return fmt.Errorf("%s: register beyond its ISA in %q", fn, strings.TrimSpace(line))
-		}
-	}
-	return nil
+	arx.Generate("poly1305", checkConstantTime)
 }
 
 // checkConstantTime is the mechanical half of the constant-time review:
@@ -91,9 +38,6 @@ func checkRegisters(path, feature string, bad *regexp.Regexp) error {
 // memory through an index register (only LEAQ, as arithmetic, may use the
 // scaled-index form). Key, message and tag then reach only arithmetic.
 func checkConstantTime(path string) error {
-	if path == "" {
-		return nil
-	}
 	text, err := os.ReadFile(path)
 	if err != nil {
 		return err

@@ -29,10 +29,3 @@ func TestCheckConstantTime(t *testing.T) {
 		}
 	}
 }
-
-func TestCheckRegisters(t *testing.T) {
-	text := "// Requires: AVX, AVX2\nTEXT ·f(SB), NOSPLIT, $0-8\n\tVPADDQ Y1, Y17, Y2\n\tRET\n"
-	if err := checkRegisters(writeTemp(t, text), "AVX512", regexp16()); err == nil {
-		t.Error("Y17 in an AVX2 function accepted")
-	}
-}

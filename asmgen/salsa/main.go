@@ -34,6 +34,8 @@ package main
 
 import (
 	. "github.com/mmcloughlin/avo/build"
+
+	"github.com/spipe-dev/spipe/asmgen/arx"
 )
 
 func main() {
@@ -51,5 +53,5 @@ func main() {
 	genHorizontal(avx512, 4)
 	genHorizontalPair(avx512)
 
-	Generate()
+	arx.Generate("salsa")
 }
