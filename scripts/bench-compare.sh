@@ -20,24 +20,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-GO=${GO:-go}
-count=${BENCHCOUNT:-6}
-benchtime=${BENCHTIME:-300ms}
+source scripts/lib/bench.sh
 osecs=${OPENSSL_SECONDS:-1}
-cpu=${BENCH_CPU:-1}
 cputime=${BENCH_CPUTIME:-1}
-out=${BENCHOUT:-$(mktemp -d)}
-mkdir -p "$out"
-pin=()
-if command -v taskset >/dev/null 2>&1; then
-  pin=(taskset -c "$cpu")
-fi
 command -v openssl >/dev/null || { echo "bench-compare needs openssl (apt-get install openssl)" >&2; exit 1; }
 
 "$GO" test -c -o "$out/chacha20.test" ./pkg/chacha20
 "$GO" test -c -o "$out/chachacore.test" ./internal/chachacore
 
-sizes='64B|256B|1KiB|8KiB|64KiB'
 declare -A bytes=([64B]=64 [256B]=256 [1KiB]=1024 [8KiB]=8192 [64KiB]=65536)
 
 # openssl_bench NAME TIMING [ia32cap]: one `openssl speed` run per size,
@@ -75,41 +65,9 @@ for round in $(seq "$count"); do
   fi
 done
 
-# Medians of MB/s per benchmark name (GOMAXPROCS suffix dropped).
-median() {
-  awk '/^Benchmark/ { name = $1; sub(/-[0-9]+$/, "", name)
-         for (i = 1; i <= NF; i++) if ($(i+1) == "MB/s") v[name] = v[name] " " $i }
-       END { for (n in v) { k = split(substr(v[n], 2), a, " ")
-               for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
-               m = (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
-               printf "%s %.1f\n", n, m } }' "$@"
-}
-median "$out/chacha.txt" "$out/kernels.txt" "$out/openssl.txt" >"$out/medians.txt"
+median MB/s "$out/chacha.txt" "$out/kernels.txt" "$out/openssl.txt" >"$out/medians.txt"
 # Our kernels' cpu-MB/s medians, named .../cpu.
-awk '/^Benchmark/ { name = $1; sub(/-[0-9]+$/, "", name)
-       for (i = 1; i <= NF; i++) if ($(i+1) == "cpu-MB/s") print name "/cpu", $i }' "$out/kernels.txt" |
-  awk '{ v[$1] = v[$1] " " $2 }
-       END { for (n in v) { k = split(substr(v[n], 2), a, " ")
-               for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
-               m = (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
-               printf "%s %.1f\n", n, m } }' >>"$out/medians.txt"
-
-get() { awk -v n="$1" '$1 == n { print $2 }' "$out/medians.txt"; }
-row() { # label, then one benchmark name pattern with SIZE for the size
-  local label=$1 pat=$2
-  printf '%-40s' "$label"
-  for s in 64B 256B 1KiB 8KiB 64KiB; do printf '%10s' "$(get "${pat//SIZE/$s}")"; done
-  echo
-}
-ratio() { # label, numerator pattern, denominator pattern
-  local label=$1 num=$2 den=$3
-  printf '%-40s' "$label"
-  for s in 64B 256B 1KiB 8KiB 64KiB; do
-    printf '%10s' "$(awk -v a="$(get "${num//SIZE/$s}")" -v b="$(get "${den//SIZE/$s}")" \
-      'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2fx", a / b }')"
-  done
-  echo
-}
+median cpu-MB/s "$out/kernels.txt" | awk '{ print $1 "/cpu", $2 }' >>"$out/medians.txt"
 
 # The best tier this CPU runs is the first one the kernel benchmarks saw.
 kernel=generic
@@ -119,7 +77,7 @@ done
 ours="BenchmarkXORKeyStream/chacha20/SIZE/impl=ours"
 echo
 echo "ChaCha20/20, MB/s (medians of $count, pinned to CPU $cpu; $(grep -m1 '^cpu:' "$out/chacha.txt" | cut -d' ' -f2-))"
-printf '%-40s%10s%10s%10s%10s%10s\n' "" 64B 256B 1KiB 8KiB 64KiB
+header
 row "ours (pkg/chacha20, $kernel)" "$ours"
 row "OpenSSL $(openssl version | cut -d' ' -f2) (AVX-512)" "BenchmarkOpenSSL/default/SIZE"
 ratio "  ours / OpenSSL" "$ours" "BenchmarkOpenSSL/default/SIZE"
@@ -135,7 +93,7 @@ echo "    target: 64KiB >= 1.0x"
 if [ "$cputime" = 1 ]; then
   echo
   echo "CPU time instead of wall time, MB/s (same runs; kernels on whole blocks)"
-  printf '%-40s%10s%10s%10s%10s%10s\n' "" 64B 256B 1KiB 8KiB 64KiB
+  header
   row "kernel avx512" "BenchmarkKernels/avx512/r20/SIZE/cpu"
   row "OpenSSL (AVX-512), CPU time" "BenchmarkOpenSSL/cpu-default/SIZE"
   ratio "  avx512 / OpenSSL" "BenchmarkKernels/avx512/r20/SIZE/cpu" "BenchmarkOpenSSL/cpu-default/SIZE"

@@ -16,22 +16,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-GO=${GO:-go}
-count=${BENCHCOUNT:-6}
-benchtime=${BENCHTIME:-300ms}
-cpu=${BENCH_CPU:-1}
-out=${BENCHOUT:-$(mktemp -d)}
-mkdir -p "$out"
-pin=()
-if command -v taskset >/dev/null 2>&1; then
-  pin=(taskset -c "$cpu")
-fi
+label_width=34
+source scripts/lib/bench.sh
 
 "$GO" test -c -o "$out/salsa20.test" ./pkg/salsa20
 "$GO" test -c -o "$out/chacha20.test" ./pkg/chacha20
 "$GO" test -c -o "$out/salsacore.test" ./internal/salsacore
 
-sizes='64B|256B|1KiB|8KiB|64KiB'
 : >"$out/salsa.txt"
 : >"$out/chacha.txt"
 : >"$out/kernels.txt"
@@ -48,41 +39,15 @@ for round in $(seq "$count"); do
     -test.bench "^BenchmarkPaired\$/^($sizes)\$" >>"$out/paired.txt"
 done
 
-# Medians of MB/s per benchmark name (GOMAXPROCS suffix dropped).
-median() {
-  awk '/^Benchmark/ { name = $1; sub(/-[0-9]+$/, "", name)
-         for (i = 1; i <= NF; i++) if ($(i+1) == "MB/s") v[name] = v[name] " " $i }
-       END { for (n in v) { k = split(substr(v[n], 2), a, " ")
-               for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
-               m = (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
-               printf "%s %.2f\n", n, m } }' "$@"
-}
-median "$out/salsa.txt" "$out/chacha.txt" "$out/kernels.txt" >"$out/medians.txt"
+median MB/s "$out/salsa.txt" "$out/chacha.txt" "$out/kernels.txt" >"$out/medians.txt"
 # The paired benchmark's metrics, as pseudo-benchmarks NAME/METRIC.
 awk '/^BenchmarkPaired/ { name = $1; sub(/-[0-9]+$/, "", name)
        for (i = 5; i < NF; i++) if ($(i+1) ~ /^(salsa|xcrypto|chacha)-MB\/s$|^speed|^cpu-speed|^salsa-cpu/) print name "/" $(i+1), $i, "MB/s" }' \
   "$out/paired.txt" | awk '{ print "Benchmark" substr($1, 10), $2, "MB/s" }' >"$out/paired-flat.txt"
-median "$out/paired-flat.txt" | sed 's/^/P/' >>"$out/medians.txt"
+median MB/s "$out/paired-flat.txt" | sed 's/^/P/' >>"$out/medians.txt"
 awk '/^BenchmarkKernels/ { name = $1; sub(/-[0-9]+$/, "", name)
        for (i = 5; i < NF; i++) if ($(i+1) == "cpu-MB/s") print "BenchmarkCPU" substr(name, 10), $i, "MB/s" }' "$out/kernels.txt" |
-  median /dev/stdin >>"$out/medians.txt"
-
-get() { awk -v n="$1" '$1 == n { print $2 }' "$out/medians.txt"; }
-row() { # label, then one benchmark name pattern with SIZE for the size
-  local label=$1 pat=$2
-  printf '%-34s' "$label"
-  for s in 64B 256B 1KiB 8KiB 64KiB; do printf '%10s' "$(get "${pat//SIZE/$s}")"; done
-  echo
-}
-ratio() { # label, numerator pattern, denominator pattern
-  local label=$1 num=$2 den=$3
-  printf '%-34s' "$label"
-  for s in 64B 256B 1KiB 8KiB 64KiB; do
-    printf '%10s' "$(awk -v a="$(get "${num//SIZE/$s}")" -v b="$(get "${den//SIZE/$s}")" \
-      'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2fx", a / b }')"
-  done
-  echo
-}
+  median MB/s /dev/stdin >>"$out/medians.txt"
 
 # The best tier this CPU runs is the first one the kernel benchmarks saw.
 kernel=generic
@@ -91,7 +56,7 @@ for k in avx512 avx2 ssse3; do
 done
 echo
 echo "Salsa20/20, MB/s (medians of $count, pinned to CPU $cpu)"
-printf '%-34s%10s%10s%10s%10s%10s\n' "" 64B 256B 1KiB 8KiB 64KiB
+header
 row "ours ($kernel)" "BenchmarkXORKeyStream/salsa20/SIZE/impl=ours"
 row "x/crypto salsa20 (SSE2 asm)" "BenchmarkXORKeyStream/salsa20/SIZE/impl=xcrypto"
 ratio "  ours / x/crypto  (target >= 6x)" "BenchmarkXORKeyStream/salsa20/SIZE/impl=ours" "BenchmarkXORKeyStream/salsa20/SIZE/impl=xcrypto"
@@ -102,7 +67,7 @@ row "kernel avx2 forced" "BenchmarkKernels/avx2/r20/SIZE"
 row "kernel ssse3 forced" "BenchmarkKernels/ssse3/r20/SIZE"
 echo
 echo "Paired runs (the three contenders alternate in ~20 µs slices; medians of $count):"
-printf '%-34s%10s%10s%10s%10s%10s\n' "" 64B 256B 1KiB 8KiB 64KiB
+header
 row "ours, fastest slice MB/s" "PBenchmarkPaired/SIZE/salsa-MB/s"
 row "x/crypto, fastest slice MB/s" "PBenchmarkPaired/SIZE/xcrypto-MB/s"
 row "ChaCha20, fastest slice MB/s" "PBenchmarkPaired/SIZE/chacha-MB/s"
@@ -115,7 +80,7 @@ row "  ours / x/crypto, CPU time" "PBenchmarkPaired/SIZE/cpu-speedup-vs-xcrypto"
 row "  Salsa / ChaCha, CPU time" "PBenchmarkPaired/SIZE/cpu-speed-vs-chacha"
 echo
 echo "Kernels forced, whole blocks, thread CPU time MB/s (medians of $count):"
-printf '%-34s%10s%10s%10s%10s%10s\n' "" 64B 256B 1KiB 8KiB 64KiB
+header
 row "avx512" "BenchmarkCPUKernels/avx512/r20/SIZE"
 row "avx2" "BenchmarkCPUKernels/avx2/r20/SIZE"
 row "ssse3" "BenchmarkCPUKernels/ssse3/r20/SIZE"
