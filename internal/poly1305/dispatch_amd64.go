@@ -10,11 +10,11 @@ import "golang.org/x/sys/cpu"
 // each uses; these gates cover them. x/sys/cpu reports AVX and AVX-512 only
 // when the OS saves the wider registers, so no separate OS check.
 func init() {
-	supported[kernelScalar] = true
-	supported[kernelAVX2] = cpu.X86.HasAVX && cpu.X86.HasAVX2
-	supported[kernelIFMA] = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL &&
-		cpu.X86.HasAVX512IFMA && cpu.X86.HasBMI2 && supported[kernelAVX2]
-	selectBest()
+	hasAVX2 := cpu.X86.HasAVX && cpu.X86.HasAVX2
+	kernels.Register(kernelScalar, "scalar", true)
+	kernels.Register(kernelAVX2, "avx2", hasAVX2)
+	kernels.Register(kernelIFMA, "avx512ifma", hasAVX2 && cpu.X86.HasAVX512F &&
+		cpu.X86.HasAVX512VL && cpu.X86.HasAVX512IFMA && cpu.X86.HasBMI2)
 }
 
 // The AVX2 kernel absorbs 4 blocks per loop iteration and takes whole
@@ -37,7 +37,7 @@ const maxCallBytes = 64 * 1024
 // updateBlocks absorbs whole blocks of msg (len(msg) a multiple of 16): the
 // vector kernel takes whole groups of its width, the scalar one the rest.
 func updateBlocks(st *state, msg []byte) {
-	switch active {
+	switch kernels.Active() {
 	case kernelIFMA:
 		if len(msg) < ifmaMinBytes {
 			polyScalar(&st.h, &st.r, msg)
