@@ -2,7 +2,18 @@
 
 package poly1305
 
-import "golang.org/x/sys/cpu"
+import (
+	"golang.org/x/sys/cpu"
+
+	"github.com/spipe-dev/spipe/internal/impl"
+)
+
+// The assembly implementations of updateBlocks, registered worst to best.
+const (
+	kernelScalar impl.ID = impl.Generic + 1 + iota // 64-bit MULQ, one block at a time
+	kernelAVX2                                     // radix 2^26, 4 blocks per YMM
+	kernelIFMA                                     // radix 2^44, AVX-512 IFMA
+)
 
 //go:generate sh -c "cd ../../asmgen && go run ./poly1305 -out ../internal/poly1305/poly1305_amd64.s -stubs ../internal/poly1305/poly1305_stubs_amd64.go -pkg poly1305"
 

@@ -2,14 +2,9 @@ package poly1305
 
 import "github.com/spipe-dev/spipe/internal/impl"
 
-// The implementations of updateBlocks, registered worst to best. Dispatch
-// is a switch on the active one rather than a function value, so that the
-// MAC passed to a kernel does not escape to the heap (see package impl).
-const (
-	kernelScalar impl.ID = impl.Generic + 1 + iota // 64-bit MULQ, one block at a time
-	kernelAVX2                                     // radix 2^26, 4 blocks per YMM
-	kernelIFMA                                     // radix 2^44, AVX-512 IFMA
-)
+// Dispatch is a switch on the active implementation rather than a function
+// value, so that the MAC passed to a kernel does not escape to the heap
+// (see package impl); the architecture file defines the kernel IDs.
 
 // kernels lists the implementations compiled in; the architecture file
 // registers the assembly ones at init.
