@@ -1,6 +1,5 @@
 // Package aead provides authenticated encryption with additional data built on
-// this module's ChaCha and Salsa20 kernels and on Poly1305 from
-// golang.org/x/crypto:
+// this module's ChaCha, Salsa20 and Poly1305 kernels:
 //
 //   - [NewChaCha20Poly1305]: ChaCha20-Poly1305 as RFC 8439 defines it
 //     (12-byte nonce), byte-compatible with x/crypto/chacha20poly1305.New.
@@ -15,16 +14,15 @@
 //     for speed and exist for users who explicitly choose that trade.
 //
 // Every AEAD here takes a 32-byte key and adds a 16-byte tag. The tag is
-// compared in constant time, and Open verifies it over the ciphertext
-// before decrypting anything, so a failed Open never writes plaintext to
-// dst. Seal and Open allocate nothing when dst has room for the result, and
+// compared in constant time, and a failed Open leaves no plaintext in dst:
+// it zeroes the bytes it decrypted into. Seal and Open allocate nothing when dst has room for the result, and
 // an AEAD holds only its key, so one value may be used from any number of
 // goroutines at once.
 //
-// Large messages are processed in 16 KiB chunks: Seal encrypts a chunk and
-// authenticates it while it is still in cache, so memory is streamed once.
-// Open reads the ciphertext twice on purpose, first to verify the tag and
-// then to decrypt, so no unauthenticated plaintext ever exists.
+// Large messages are processed in 16 KiB chunks, so memory is streamed
+// once: Seal encrypts a chunk and authenticates it while it is still in
+// cache, Open authenticates a chunk and then decrypts it, and checks the
+// tag at the end.
 //
 // A nonce must never repeat under one key: a repeat reveals the XOR of two
 // plaintexts and lets an attacker forge messages. Use a counter (see

@@ -177,35 +177,58 @@ func TestInPlace(t *testing.T) {
 	}
 }
 
-// TestFailedOpenWritesNothing flips the tag and opens in place and into a
-// separate buffer: neither may see a byte of plaintext.
-func TestFailedOpenWritesNothing(t *testing.T) {
+// TestFailedOpenLeavesNoPlaintext flips the tag of a message of several
+// chunks (which Open decrypts before it can check the tag) and opens it
+// into a separate buffer and in place: neither may keep a byte of
+// plaintext, and the tag itself is left as it was.
+func TestFailedOpenLeavesNoPlaintext(t *testing.T) {
 	r := testutil.Rand(t)
 	key := testutil.Bytes(r, KeySize)
 	for _, s := range Suites() {
 		a := mustNew(t, s, key)
 		nonce := testutil.Bytes(r, a.NonceSize())
-		box := a.Seal(nil, nonce, testutil.Bytes(r, 3*chunkSize), nil)
-		tagAt := len(box) - 1
+		n := 3*chunkSize + 5
+		box := a.Seal(nil, nonce, testutil.Bytes(r, n), nil)
+		ctAt, tagAt := 0, n
 		if isSecretbox(s) {
-			tagAt = 0
+			ctAt, tagAt = TagSize, 0
 		}
 		box[tagAt] ^= 0x10
-		orig := bytes.Clone(box)
+		tag := bytes.Clone(box[tagAt : tagAt+TagSize])
 
 		dst := sentinel(len(box))
 		pt, err := a.Open(dst, nonce, box, nil)
 		assert.ErrorIs(t, err, ErrOpen)
 		assert.Nil(t, pt)
-		assert.True(t, untouched(dst), s.String())
+		assert.True(t, noPlaintext(dst, n), s.String())
 
-		inPlace := box[:0]
-		if isSecretbox(s) {
-			inPlace = box[TagSize:TagSize]
-		}
-		_, err = a.Open(inPlace, nonce, box, nil)
+		_, err = a.Open(box[ctAt:ctAt], nonce, box, nil)
 		assert.ErrorIs(t, err, ErrOpen)
-		assert.Equal(t, orig, box, "%s: failed in-place Open changed the buffer", s)
+		assert.Equal(t, make([]byte, n), box[ctAt:ctAt+n], "%s: failed in-place Open left bytes in the buffer", s)
+		assert.Equal(t, tag, box[tagAt:tagAt+TagSize], "%s: failed in-place Open changed the tag", s)
+	}
+}
+
+// TestOpenIntoTag opens with dst's new bytes on top of the tag (but not
+// the ciphertext): Open must read the tag before it writes plaintext.
+func TestOpenIntoTag(t *testing.T) {
+	r := testutil.Rand(t)
+	key := testutil.Bytes(r, KeySize)
+	for _, s := range Suites() {
+		a := mustNew(t, s, key)
+		nonce := testutil.Bytes(r, a.NonceSize())
+		msg := testutil.Bytes(r, 12)
+		// Room for the plaintext to land on the tag: for ChaCha just after
+		// the ciphertext, for secretbox at the box's start.
+		buf := make([]byte, 2*TagSize+len(msg))
+		boxAt, dstAt := 0, len(msg)
+		if isSecretbox(s) {
+			boxAt, dstAt = TagSize, TagSize-4
+		}
+		box := a.Seal(buf[boxAt:boxAt], nonce, msg, nil)
+		pt, err := a.Open(buf[dstAt:dstAt], nonce, box, nil)
+		require.NoError(t, err, s.String())
+		assert.Equal(t, msg, pt, s.String())
 	}
 }
 

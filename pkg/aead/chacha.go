@@ -100,10 +100,17 @@ func (a *chachaAEAD) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
 	return ret
 }
 
-// Open authenticates ciphertext || tag and additional data and, only if the
-// tag is valid, appends the plaintext to dst. On failure it returns ErrOpen
-// (ErrNonceSize for a wrong-sized nonce) and writes nothing to dst. It panics
-// if dst's new bytes overlap ciphertext other than exactly.
+// Open authenticates ciphertext || tag and additional data and, if the tag
+// is valid, appends the plaintext to dst. It returns ErrOpen if they are
+// not authentic (ErrNonceSize for a wrong-sized nonce). It panics if dst's
+// new bytes overlap ciphertext other than exactly (in place: dst =
+// ciphertext[:0]).
+//
+// Open makes one pass: it MACs each chunk of ciphertext and then decrypts
+// it while it is in cache, and checks the tag (in constant time) at the
+// end. On failure it zeroes the len(ciphertext)-16 bytes it appended to
+// dst, so no plaintext is left there; opening in place, that erases the
+// ciphertext (the tag is kept).
 func (a *chachaAEAD) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte, error) {
 	if len(nonce) != a.NonceSize() {
 		return nil, ErrNonceSize
@@ -111,7 +118,14 @@ func (a *chachaAEAD) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte
 	if len(ciphertext) < TagSize || uint64(len(ciphertext)) > maxChaChaPlaintext+TagSize {
 		return nil, ErrOpen
 	}
-	ct, tag := ciphertext[:len(ciphertext)-TagSize], ciphertext[len(ciphertext)-TagSize:]
+	ct := ciphertext[:len(ciphertext)-TagSize]
+	// A copy, because dst's new bytes may overlap the tag (not ct).
+	var tag [TagSize]byte
+	copy(tag[:], ciphertext[len(ct):])
+	ret, out := sliceForAppend(dst, len(ct))
+	if alias.InexactOverlap(out, ct) {
+		panic("aead: invalid buffer overlap")
+	}
 
 	var s chachacore.State
 	var head [headSize]byte
@@ -119,24 +133,21 @@ func (a *chachaAEAD) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte
 	n0 := a.startHead(&s, &head, len(ct))
 	mac := newMAC((*[32]byte)(head[:32]))
 	writePadded(mac, additionalData)
-	mac.Write(ct)
-	writePad(mac, len(ct))
-	writeLengths(mac, len(additionalData), len(ct))
-	// Verify compares in constant time. Poly1305 covers the ciphertext, so
-	// the tag is checked before a single byte is decrypted.
-	if !mac.Verify(tag) {
-		return nil, ErrOpen
-	}
-
-	ret, out := sliceForAppend(dst, len(ct))
-	if alias.InexactOverlap(out, ct) {
-		panic("aead: invalid buffer overlap")
-	}
+	// Each chunk is MACed before it is decrypted: in place, decrypting
+	// overwrites the ciphertext.
+	mac.Write(ct[:n0])
 	subtle.XORBytes(out[:n0], ct[:n0], head[chachacore.BlockSize:])
 	for src, dst := ct[n0:], out[n0:]; len(src) > 0; {
 		n := min(len(src), chunkSize)
+		mac.Write(src[:n])
 		chachaXOR(&s, a.rounds, dst[:n], src[:n])
 		src, dst = src[n:], dst[n:]
+	}
+	writePad(mac, len(ct))
+	writeLengths(mac, len(additionalData), len(ct))
+	if !mac.Verify(tag[:]) {
+		clear(out)
+		return nil, ErrOpen
 	}
 	return ret, nil
 }

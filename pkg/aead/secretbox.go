@@ -84,12 +84,18 @@ func (a *secretboxAEAD) Seal(dst, nonce, plaintext, additionalData []byte) []byt
 	return ret
 }
 
-// Open authenticates the box tag || ciphertext and, only if the tag is
-// valid, appends the plaintext to dst. It returns ErrOpen if the box is not
+// Open authenticates the box tag || ciphertext and, if the tag is valid,
+// appends the plaintext to dst. It returns ErrOpen if the box is not
 // authentic, ErrNonceSize for a nonce other than 24 bytes and
-// ErrAdditionalData for non-empty additional data, and on failure writes
-// nothing to dst. To open in place, pass box[16:16] as dst; any other
-// overlap of dst's new bytes with box panics.
+// ErrAdditionalData for non-empty additional data. To open in place, pass
+// box[16:16] as dst; any other overlap of dst's new bytes with the
+// ciphertext panics.
+//
+// Open makes one pass: it MACs each chunk of ciphertext and then decrypts
+// it while it is in cache, and checks the tag (in constant time) at the
+// end. On failure it zeroes the len(box)-16 bytes it appended to dst, so
+// no plaintext is left there; opening in place, that erases the
+// ciphertext (the tag is kept).
 func (a *secretboxAEAD) Open(dst, nonce, box, additionalData []byte) ([]byte, error) {
 	if len(nonce) != NonceSizeX {
 		return nil, ErrNonceSize
@@ -100,28 +106,33 @@ func (a *secretboxAEAD) Open(dst, nonce, box, additionalData []byte) ([]byte, er
 	if len(box) < TagSize {
 		return nil, ErrOpen
 	}
-	tag, ct := box[:TagSize], box[TagSize:]
+	ct := box[TagSize:]
+	// A copy, because dst's new bytes may overlap the tag (not ct).
+	var tag [TagSize]byte
+	copy(tag[:], box[:TagSize])
+	ret, out := sliceForAppend(dst, len(ct))
+	if alias.InexactOverlap(out, ct) {
+		panic("aead: invalid buffer overlap")
+	}
 
 	var s salsacore.State
 	var head [headSize]byte
 	a.init(&s, nonce)
 	n0 := a.startHead(&s, &head, len(ct))
 	mac := newMAC((*[32]byte)(head[:32]))
-	mac.Write(ct)
-	// Constant-time comparison, before anything is decrypted.
-	if !mac.Verify(tag) {
-		return nil, ErrOpen
-	}
-
-	ret, out := sliceForAppend(dst, len(ct))
-	if alias.InexactOverlap(out, ct) {
-		panic("aead: invalid buffer overlap")
-	}
+	// Each chunk is MACed before it is decrypted: in place, decrypting
+	// overwrites the ciphertext.
+	mac.Write(ct[:n0])
 	subtle.XORBytes(out[:n0], ct[:n0], head[32:])
 	for src, dst := ct[n0:], out[n0:]; len(src) > 0; {
 		n := min(len(src), chunkSize)
+		mac.Write(src[:n])
 		salsaXOR(&s, a.rounds, dst[:n], src[:n])
 		src, dst = src[n:], dst[n:]
+	}
+	if !mac.Verify(tag[:]) {
+		clear(out)
+		return nil, ErrOpen
 	}
 	return ret, nil
 }
