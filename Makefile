@@ -135,6 +135,7 @@ bench-compare:
 	GO=$(GO) BENCHCOUNT=$(BENCHCOUNT) bash scripts/bench-compare.sh
 	@if [ -f scripts/bench-salsa.sh ]; then GO=$(GO) BENCHCOUNT=$(BENCHCOUNT) bash scripts/bench-salsa.sh; fi
 	@if [ -f scripts/bench-poly1305.sh ]; then GO=$(GO) BENCHCOUNT=$(BENCHCOUNT) bash scripts/bench-poly1305.sh; fi
+	@if [ -f scripts/bench-aead.sh ]; then GO=$(GO) BENCHCOUNT=$(BENCHCOUNT) bash scripts/bench-aead.sh; fi
 
 # The long form of the stress suite (internal/stress; its short form runs
 # in `make test`): 1,000 concurrent 1 MiB echoes through one connect/listen
