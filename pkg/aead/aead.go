@@ -19,7 +19,7 @@
 // an AEAD holds only its key, so one value may be used from any number of
 // goroutines at once.
 //
-// Large messages are processed in 16 KiB chunks, so memory is streamed
+// Large messages are processed in 32 KiB chunks, so memory is streamed
 // once: Seal encrypts a chunk and authenticates it while it is still in
 // cache, Open authenticates a chunk and then decrypts it, and checks the
 // tag at the end.

@@ -17,7 +17,7 @@ import (
 var benchSizes = []struct {
 	name string
 	n    int
-}{{"64B", 64}, {"1KiB", 1024}, {"8KiB", 8 * 1024}, {"64KiB", 64 * 1024}}
+}{{"64B", 64}, {"256B", 256}, {"1KiB", 1024}, {"8KiB", 8 * 1024}, {"64KiB", 64 * 1024}}
 
 // benchImpl is one AEAD under measurement: ours, or the x/crypto package it
 // is measured against.
