@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# AEAD rows of `make bench-compare`: our ChaCha20-Poly1305 and
+# XSalsa20-Poly1305 (pkg/aead BenchmarkSeal and BenchmarkOpen) beside
+# x/crypto's chacha20poly1305 and nacl/secretbox and OpenSSL's
+# `openssl speed -elapsed -evp chacha20-poly1305`, at 64 B, 256 B, 1 KiB,
+# 8 KiB and 64 KiB. Everything is pinned to one core and interleaved round
+# by round; the table shows medians of BENCHCOUNT runs and the ratios of
+# those medians. OpenSSL's figures are written as Go benchmark lines next
+# to ours in BENCHOUT, so benchstat reads all of them.
+#
+# Plain `openssl speed -evp` streams one long message in updates of the
+# given size (no per-message setup or tag), and is the figure the targets
+# are set against; with -decrypt it decrypts (OpenSSL also MACs the
+# ciphertext, without checking a tag). `-aead` rows pay per message what
+# Seal and Open do (key setup, additional data, tag), for reference.
+#
+# Environment: GO (go), BENCHCOUNT (6), BENCHTIME (300ms), OPENSSL_SECONDS
+# (1), BENCH_CPU (the core to pin to, default 1), BENCHOUT (a fresh
+# temporary directory).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+label_width=44
+source scripts/lib/bench.sh
+osecs=${OPENSSL_SECONDS:-1}
+command -v openssl >/dev/null || { echo "bench-aead needs openssl (apt-get install openssl)" >&2; exit 1; }
+
+"$GO" test -c -o "$out/aead.test" ./pkg/aead
+
+declare -A bytes=([64B]=64 [256B]=256 [1KiB]=1024 [8KiB]=8192 [64KiB]=65536)
+
+# openssl_bench NAME [OPTION...]: one pinned `openssl speed -elapsed` run
+# of chacha20-poly1305 per size, written as
+# "BenchmarkOpenSSL/NAME/SIZE 1 <ns> ns/op <MB/s> MB/s" lines (as in
+# scripts/bench-compare.sh; -mr prints "+F:...:<bytes per second>").
+openssl_bench() {
+  local name=$1; shift
+  for s in 64B 256B 1KiB 8KiB 64KiB; do
+    local n=${bytes[$s]} bps
+    bps=$("${pin[@]}" openssl speed -elapsed -mr -seconds "$osecs" -bytes "$n" "$@" \
+      -evp chacha20-poly1305 2>/dev/null | awk -F: '/^\+F:/ { print $4 }')
+    awk -v name="$name" -v s="$s" -v n="$n" -v bps="$bps" \
+      'BEGIN { printf "BenchmarkOpenSSL/%s/%s 1 %.1f ns/op %.2f MB/s\n", name, s, 1e9 * n / bps, bps / 1e6 }'
+  done
+}
+
+: >"$out/aead.txt"
+: >"$out/openssl.txt"
+for round in $(seq "$count"); do
+  echo "bench-aead: round $round of $count" >&2
+  "${pin[@]}" "$out/aead.test" -test.run '^$' -test.benchmem -test.benchtime "$benchtime" \
+    -test.bench "^Benchmark(Seal|Open)\$/^(ChaCha20Poly1305|XSalsa20Poly1305)\$/^($sizes)\$/" >>"$out/aead.txt"
+  openssl_bench seal >>"$out/openssl.txt"
+  openssl_bench open -decrypt >>"$out/openssl.txt"
+  openssl_bench seal-aead -aead >>"$out/openssl.txt"
+  openssl_bench open-aead -aead -decrypt >>"$out/openssl.txt"
+done
+
+median MB/s "$out/aead.txt" "$out/openssl.txt" >"$out/medians.txt"
+
+ossl="OpenSSL $(openssl version | cut -d' ' -f2)"
+echo
+echo "AEAD, MB/s (medians of $count, pinned to CPU $cpu; $(grep -m1 '^cpu:' "$out/aead.txt" | cut -d' ' -f2-))"
+for op in Seal Open; do
+  lop=$(echo "$op" | tr 'A-Z' 'a-z')
+  ssl="BenchmarkOpenSSL/$lop/SIZE"
+  cc="Benchmark$op/ChaCha20Poly1305/SIZE/ours"
+  xs="Benchmark$op/XSalsa20Poly1305/SIZE/ours"
+  echo
+  printf "%-${label_width}s%10s%10s%10s%10s%10s\n" "$op" 64B 256B 1KiB 8KiB 64KiB
+  row "ours ChaCha20-Poly1305" "$cc"
+  row "ours XSalsa20-Poly1305" "$xs"
+  row "x/crypto chacha20poly1305" "Benchmark$op/ChaCha20Poly1305/SIZE/xcrypto"
+  row "x/crypto nacl/secretbox" "Benchmark$op/XSalsa20Poly1305/SIZE/xcrypto"
+  flag=""
+  [ "$op" = Open ] && flag=" -decrypt"
+  row "$ossl$flag" "$ssl"
+  row "$ossl -aead$flag (per message)" "BenchmarkOpenSSL/$lop-aead/SIZE"
+  ratio "  ChaCha20-Poly1305 / OpenSSL" "$cc" "$ssl"
+  ratio "  XSalsa20-Poly1305 / OpenSSL" "$xs" "$ssl"
+  ratio "  ChaCha20-Poly1305 / OpenSSL -aead" "$cc" "BenchmarkOpenSSL/$lop-aead/SIZE"
+  ratio "  ChaCha20-Poly1305 / x/crypto" "$cc" "Benchmark$op/ChaCha20Poly1305/SIZE/xcrypto"
+  ratio "  XSalsa20-Poly1305 / secretbox" "$xs" "Benchmark$op/XSalsa20Poly1305/SIZE/xcrypto"
+done
+echo "    targets (issue 7): 64KiB ChaCha20-Poly1305 >= 1.2x OpenSSL, XSalsa20-Poly1305 >= 1.1x; 1KiB >= 1.0x"
+if command -v benchstat >/dev/null 2>&1; then
+  echo
+  benchstat -filter '.unit:B/s' "$out/aead.txt" || true
+fi
+echo "raw results in $out"
