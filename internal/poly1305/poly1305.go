@@ -15,8 +15,10 @@
 // kernel's last blocks), an AVX2 kernel (radix 2^26, 4 blocks in parallel)
 // and an AVX-512 IFMA kernel (radix 2^44, 52-bit multiply-add, 16 blocks
 // in parallel) for longer ones. [Kernel] names the best one this CPU runs;
-// [Kernels] and [UseKernel] let tests run every one. No branch or memory index depends on the key, the message or
-// the tag; only lengths steer the code.
+// [Kernels] and [UseKernel] let tests run every one.
+//
+// No branch or memory index depends on the key, the message or the tag;
+// only lengths steer the code.
 package poly1305
 
 import "crypto/subtle"
