@@ -120,7 +120,7 @@ func TestKeygen(t *testing.T) {
 func TestVersion(t *testing.T) {
 	out, err := exec.Command(spipeBin, "version").Output()
 	require.NoError(t, err)
-	assert.Regexp(t, `(?m)^spipe \S+\ngo go1\.\S+ \w+/\w+\nchacha20 kernel: (avx512|avx2|ssse3|generic)\nsalsa20 kernel: (avx512|avx2|ssse3|generic)\n$`, string(out))
+	assert.Regexp(t, `(?m)^spipe \S+\ngo go1\.\S+ \w+/\w+\nchacha20 kernel: (avx512|avx2|ssse3|generic)\nsalsa20 kernel: (avx512|avx2|ssse3|generic)\npoly1305 kernel: (avx512ifma|avx2|scalar|generic)\n$`, string(out))
 }
 
 func TestBench(t *testing.T) {

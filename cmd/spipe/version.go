@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/spipe-dev/spipe/pkg/aead"
 	"github.com/spipe-dev/spipe/pkg/chacha20"
 	"github.com/spipe-dev/spipe/pkg/salsa20"
 )
@@ -28,7 +29,7 @@ func versionString() string {
 func (a *app) versionCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:     "version",
-		Short:   "Print the version, the Go version and the cipher kernels this CPU uses",
+		Short:   "Print the version, the Go version and the cipher and MAC kernels this CPU uses",
 		Example: `  spipe version`,
 		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -37,6 +38,7 @@ func (a *app) versionCommand() *cobra.Command {
 			fmt.Fprintf(w, "go %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			fmt.Fprintf(w, "chacha20 kernel: %s\n", chacha20.Kernel())
 			fmt.Fprintf(w, "salsa20 kernel: %s\n", salsa20.Kernel())
+			fmt.Fprintf(w, "poly1305 kernel: %s\n", aead.MACKernel())
 			return nil
 		},
 	}

@@ -9,3 +9,7 @@ type polyMAC = poly1305.MAC
 // newMAC returns Poly1305 keyed with a one-time key. It is inlined, so the
 // MAC lives on the caller's stack.
 func newMAC(key *[32]byte) *polyMAC { return poly1305.New(key) }
+
+// MACKernel names the Poly1305 implementation in use on this CPU, such as
+// "avx512ifma", "avx2", "scalar" or "generic".
+func MACKernel() string { return poly1305.Kernel() }
