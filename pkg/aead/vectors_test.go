@@ -214,7 +214,7 @@ func oneTimeKey(t *testing.T, suite Suite, key, nonce []byte) []byte {
 	var s [16]uint32
 	var head [headSize]byte
 	a.init(&s, nonce)
-	a.startHead(&s, &head, 0)
+	a.startHead(&s, head[:], 0)
 	return head[:32]
 }
 
