@@ -39,15 +39,17 @@ func (a *secretboxAEAD) init(s *salsacore.State, nonce []byte) {
 }
 
 // startHead generates, in one kernel call, keystream block 0 (the Poly1305
-// key in its first 32 bytes) and the keystream of the first
-// n0 = min(msgLen, headSize-32) message bytes, which starts at head[32].
-// It returns n0 and leaves s at the block after them.
-func (a *secretboxAEAD) startHead(s *salsacore.State, head *[headSize]byte, msgLen int) int {
-	n0 := min(msgLen, headSize-32)
-	n := roundUpBlocks(32 + n0)
+// key in its first 32 bytes) and the keystream of the first msgLen message
+// bytes, which starts at head[32]; head must hold them rounded up to whole
+// blocks. s is left at the block after them.
+func (a *secretboxAEAD) startHead(s *salsacore.State, head []byte, msgLen int) {
+	n := roundUpBlocks(32 + msgLen)
 	salsacore.XORKeyStreamBlocks(s, a.rounds, head[:n], head[:n])
-	return n0
 }
+
+// secretboxHeadBytes is how many message bytes' keystream a buffer of that
+// many blocks holds after the Poly1305 key.
+func secretboxHeadBytes(blocks int) int { return blocks*blockSize - 32 }
 
 // Seal appends the secretbox of plaintext, tag || ciphertext, to dst. It
 // panics if the nonce is not 24 bytes or additional data is non-empty. To
@@ -67,21 +69,49 @@ func (a *secretboxAEAD) Seal(dst, nonce, plaintext, additionalData []byte) []byt
 	}
 
 	var s salsacore.State
-	var head [headSize]byte
 	a.init(&s, nonce)
-	n0 := a.startHead(&s, &head, len(plaintext))
+	// As in the ChaCha AEADs, short messages use a stack buffer only as
+	// large as they need, and longer ones go straight through the kernel.
+	switch n := len(plaintext); {
+	case n <= secretboxHeadBytes(2):
+		var head [2 * blockSize]byte
+		a.sealShort(&s, head[:], tag, ct, plaintext)
+	case n <= secretboxHeadBytes(8):
+		var head [8 * blockSize]byte
+		a.sealShort(&s, head[:], tag, ct, plaintext)
+	case n <= secretboxHeadBytes(headBlocks):
+		var head [headSize]byte
+		a.sealShort(&s, head[:], tag, ct, plaintext)
+	default:
+		var head [blockSize]byte
+		a.sealLong(&s, head[:], tag, ct, plaintext)
+	}
+	return ret
+}
+
+// sealShort encrypts plaintext into ct and writes its tag, for a plaintext
+// whose keystream fits in head after the Poly1305 key.
+func (a *secretboxAEAD) sealShort(s *salsacore.State, head, tag, ct, plaintext []byte) {
+	a.startHead(s, head, len(plaintext))
+	subtle.XORBytes(ct, plaintext, head[32:])
+	sumMAC((*[TagSize]byte)(tag), ct, (*[32]byte)(head[:32]))
+}
+
+// sealLong is sealShort for longer plaintexts: block 0 (head) covers the
+// first 32 bytes, the rest goes straight through the XOR-fused kernel in
+// chunks, each MACed while it is still in cache.
+func (a *secretboxAEAD) sealLong(s *salsacore.State, head, tag, ct, plaintext []byte) {
+	a.startHead(s, head, 0)
 	mac := newMAC((*[32]byte)(head[:32]))
-	subtle.XORBytes(ct[:n0], plaintext[:n0], head[32:])
-	mac.Write(ct[:n0])
-	// Encrypt a chunk, then MAC it while it is still in cache.
-	for src, dst := plaintext[n0:], ct[n0:]; len(src) > 0; {
-		n := min(len(src), chunkSize)
-		salsaXOR(&s, a.rounds, dst[:n], src[:n])
-		mac.Write(dst[:n])
-		src, dst = src[n:], dst[n:]
+	subtle.XORBytes(ct[:32], plaintext[:32], head[32:])
+	// The first 32 bytes, from block 0, join the first chunk's Write.
+	for macked, off := 0, 32; off < len(ct); {
+		n := min(len(ct)-off, chunkSize)
+		salsaXOR(s, a.rounds, ct[off:off+n], plaintext[off:off+n])
+		mac.Write(ct[macked : off+n])
+		macked, off = off+n, off+n
 	}
 	mac.Sum(tag[:0])
-	return ret
 }
 
 // Open authenticates the box tag || ciphertext and, if the tag is valid,
@@ -116,23 +146,53 @@ func (a *secretboxAEAD) Open(dst, nonce, box, additionalData []byte) ([]byte, er
 	}
 
 	var s salsacore.State
-	var head [headSize]byte
 	a.init(&s, nonce)
-	n0 := a.startHead(&s, &head, len(ct))
-	mac := newMAC((*[32]byte)(head[:32]))
-	// Each chunk is MACed before it is decrypted: in place, decrypting
-	// overwrites the ciphertext.
-	mac.Write(ct[:n0])
-	subtle.XORBytes(out[:n0], ct[:n0], head[32:])
-	for src, dst := ct[n0:], out[n0:]; len(src) > 0; {
-		n := min(len(src), chunkSize)
-		mac.Write(src[:n])
-		salsaXOR(&s, a.rounds, dst[:n], src[:n])
-		src, dst = src[n:], dst[n:]
+	var ok bool
+	switch n := len(ct); {
+	case n <= secretboxHeadBytes(2):
+		var head [2 * blockSize]byte
+		ok = a.openShort(&s, head[:], out, ct, &tag)
+	case n <= secretboxHeadBytes(8):
+		var head [8 * blockSize]byte
+		ok = a.openShort(&s, head[:], out, ct, &tag)
+	case n <= secretboxHeadBytes(headBlocks):
+		var head [headSize]byte
+		ok = a.openShort(&s, head[:], out, ct, &tag)
+	default:
+		var head [blockSize]byte
+		ok = a.openLong(&s, head[:], out, ct, &tag)
 	}
-	if !mac.Verify(tag[:]) {
+	if !ok {
 		clear(out)
 		return nil, ErrOpen
 	}
 	return ret, nil
+}
+
+// openShort decrypts ct into out and reports whether tag is valid, for a
+// ciphertext whose keystream fits in head after the Poly1305 key. The MAC
+// reads ct before it is decrypted: in place, decrypting overwrites it.
+func (a *secretboxAEAD) openShort(s *salsacore.State, head, out, ct []byte, tag *[TagSize]byte) bool {
+	a.startHead(s, head, len(ct))
+	ok := verifyMAC(tag, ct, (*[32]byte)(head[:32]))
+	subtle.XORBytes(out, ct, head[32:])
+	return ok
+}
+
+// openLong is openShort for longer ciphertexts: block 0 (head) covers the
+// first 32 bytes, the rest goes straight through the XOR-fused kernel in
+// chunks, each MACed before it is decrypted.
+func (a *secretboxAEAD) openLong(s *salsacore.State, head, out, ct []byte, tag *[TagSize]byte) bool {
+	a.startHead(s, head, 0)
+	mac := newMAC((*[32]byte)(head[:32]))
+	for macked, off := 0, 32; off < len(ct); {
+		n := min(len(ct)-off, chunkSize)
+		mac.Write(ct[macked : off+n])
+		if macked == 0 {
+			subtle.XORBytes(out[:32], ct[:32], head[32:])
+		}
+		salsaXOR(s, a.rounds, out[off:off+n], ct[off:off+n])
+		macked, off = off+n, off+n
+	}
+	return mac.Verify(tag[:])
 }

@@ -18,10 +18,11 @@ import (
 )
 
 // diffSizes covers empty, sub-block, block, secretbox's 32-byte boundary,
-// the ends of the short-message stack buffers (7 blocks, headSize),
-// multi-block and multi-chunk lengths.
+// the ends of the short-message stack buffers (8 blocks and headSize, less
+// 64 for ChaCha and 32 for secretbox), multi-block and multi-chunk lengths.
 var diffSizes = []int{0, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 95, 96, 97, 127, 128, 129,
-	255, 256, 257, 7*blockSize - 1, 7 * blockSize, 7*blockSize + 1, headSize - 65, headSize - 64, headSize - 63, headSize - 33, headSize - 32,
+	255, 256, 257, 447, 448, 449, 479, 480, 481,
+	headSize - 65, headSize - 64, headSize - 63, headSize - 33, headSize - 32,
 	headSize - 31, headSize, headSize + 1, 1000, 1024, chunkSize - 1, chunkSize, chunkSize + 1,
 	chunkSize + headSize, 2*chunkSize + 100, 70000}
 
