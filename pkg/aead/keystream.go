@@ -18,8 +18,8 @@ const chunkSize = 32 * 1024
 // headBlocks is the size in blocks of the largest stack buffer Seal and
 // Open fill in their first kernel call: block 0 (the Poly1305 key) and the
 // keystream of a message that fits after it come from one call, which a
-// SIMD kernel computes in parallel. Longer messages get block 0 alone and run straight through
-// the XOR-fused kernel.
+// SIMD kernel computes in parallel. Longer messages get block 0 alone and
+// run straight through the XOR-fused kernel.
 const headBlocks = 16
 
 // headSize is the stack buffer for that first call: block 0 (the Poly1305
