@@ -99,28 +99,9 @@ for fast in "" "-f"; do
   eval "METRICS=\"$m\" add $id \"spiped ${fast:-(DH)}\" $ep \"\$pid_target \$pid_${id}d \$pid_${id}e\""
 done
 
-ssh-keygen -q -t ed25519 -N '' -f "$work/host_key"
-ssh-keygen -q -t ed25519 -N '' -f "$work/user_key"
-cp "$work/user_key.pub" "$work/authorized_keys"
-chmod 600 "$work/authorized_keys"
 sshd_port=$(port)
-cat >"$work/sshd_config" <<CONF
-Port $sshd_port
-ListenAddress 127.0.0.1
-HostKey $work/host_key
-PidFile $work/sshd.pid
-AuthorizedKeysFile $work/authorized_keys
-PubkeyAuthentication yes
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-PermitRootLogin prohibit-password
-AllowTcpForwarding yes
-MaxSessions 1000
-LogLevel ERROR
-CONF
-if [ "$(id -u)" = 0 ]; then mkdir -p /run/sshd && chmod 0755 /run/sshd; fi
+source scripts/lib/sshd.sh
+private_sshd_config "$work" "$sshd_port" "AllowTcpForwarding yes" "MaxSessions 1000"
 bg sshd "$SSHD" -D -e -f "$work/sshd_config"
 "$bp" wait -c "127.0.0.1:$sshd_port"
 for cipher in chacha20-poly1305@openssh.com aes128-gcm@openssh.com; do

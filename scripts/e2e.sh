@@ -44,26 +44,9 @@ port() { "$check" freeport; }
 
 # --- 1. sshd through spipe ------------------------------------------------
 echo "== sshd through spipe"
-ssh-keygen -q -t ed25519 -N '' -f "$work/host_key"
-ssh-keygen -q -t ed25519 -N '' -f "$work/user_key"
-cp "$work/user_key.pub" "$work/authorized_keys"
-chmod 600 "$work/authorized_keys"
 sshd_port=$(port)
-cat >"$work/sshd_config" <<CONF
-Port $sshd_port
-ListenAddress 127.0.0.1
-HostKey $work/host_key
-PidFile $work/sshd.pid
-AuthorizedKeysFile $work/authorized_keys
-PubkeyAuthentication yes
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-PermitRootLogin prohibit-password
-LogLevel ERROR
-CONF
-if [ "$(id -u)" = 0 ]; then mkdir -p /run/sshd && chmod 0755 /run/sshd; fi
+source scripts/lib/sshd.sh
+private_sshd_config "$work" "$sshd_port"
 "$SSHD" -D -e -f "$work/sshd_config" 2>"$work/sshd.log" & pids+=($!)
 lsn_ssh=$(port)
 "$BIN" listen -s "127.0.0.1:$lsn_ssh" -t "127.0.0.1:$sshd_port" -k "$work/key" 2>"$work/listen-ssh.log" & pids+=($!)
