@@ -7,7 +7,12 @@
 # echo, close; CPS_P at a time). Before each measurement it waits (up to
 # QUIET_TIMEOUT s) for the machine to be less than QUIET_BUSY % busy, and
 # it repeats everything REPS times, round-robin over the systems, printing
-# medians and the ratios the hardening issue sets as targets. Variants that
+# medians and the ratios the hardening issue sets as targets. Beside each
+# bulk and connections/s figure it records the CPU time the system's own
+# processes used (not the shared target's or the load generator's), per
+# byte and per connection: on a 2-vCPU machine where every process of the
+# chain competes for the same cores, that is what bounds the wall-clock
+# ratios, and it varies far less with background load. Variants that
 # differ only in their handshake (spipe --no-pfs, spiped -f) are measured
 # for connections/s only: bulk and round trips run the same code.
 #
@@ -59,11 +64,13 @@ tport=$(port)
 bg target "$bp" target -l "127.0.0.1:$tport"
 "$bp" wait -c "127.0.0.1:$tport"
 
-declare -A entry procs label metrics
+declare -A entry procs own label metrics
 systems=()
 add() { # add ID LABEL ENTRYPORT PIDS...; METRICS (env) narrows what is measured
   local id=$1 lbl=$2 p=$3; shift 3
   systems+=("$id"); label[$id]=$lbl; entry[$id]=127.0.0.1:$p; procs[$id]="$*"
+  local q; own[$id]=""
+  for q in "$@"; do [ "$q" = "$pid_target" ] || own[$id]+=" $q"; done
   metrics[$id]=${METRICS:-bulk rtt cps}
 }
 add raw "raw TCP" "$tport" "$pid_target"
@@ -148,14 +155,29 @@ pin() { # pin CPUS PIDS...: move every thread of the processes
   for p in $(tree "$@"); do taskset -apc "$cpus" "$p" >/dev/null 2>&1 || true; done
 }
 record() { echo "$1 $2 $3" >>"$work/results"; }
+# cpu_ticks ID: CPU clock ticks used so far by the system's own processes
+# and their descendants (sshd's session child), reaped children included.
+tick_hz=$(getconf CLK_TCK)
+cpu_ticks() {
+  local p t=0 v
+  for p in $(tree ${own[$1]}); do
+    v=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | awk '{ print $12 + $13 + $14 + $15 }') || continue
+    t=$((t + ${v:-0}))
+  done
+  echo "$t"
+}
+# record_cpu ID METRIC TICKS UNITS SCALE: CPU seconds per unit, times SCALE.
+record_cpu() { record "$1" "$2" "$(awk -v t="$3" -v hz="$tick_hz" -v u="$4" -v k="$5" 'BEGIN { printf "%.3f", t / hz / u * k }')"; }
 value() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p"; }
 
 run() { # run ID METRIC
-  local id=$1 metric=$2 out
+  local id=$1 metric=$2 out t0
   quiet
+  t0=$(cpu_ticks "$id")
   case $metric in
   bulk)
     out=$("$bp" bulk -c "${entry[$id]}" -n "$SIZE") || { echo "  ${label[$id]} bulk failed" >&2; return; }
+    [ -n "${own[$id]}" ] && record_cpu "$id" cpub $(($(cpu_ticks "$id") - t0)) "$SIZE" 1e9
     record "$id" bulk "$(echo "$out" | value mbps)" ;;
   rtt)
     pin "$PIN_CPU" ${procs[$id]}
@@ -165,6 +187,7 @@ run() { # run ID METRIC
     record "$id" p99 "$(echo "$out" | value p99_us)" ;;
   cps)
     out=$("$bp" cps -c "${entry[$id]}" -n "$CPS_N" -p "$CPS_P") || { echo "  ${label[$id]} cps failed" >&2; return; }
+    [ -n "${own[$id]}" ] && record_cpu "$id" cpuc $(($(cpu_ticks "$id") - t0)) "$CPS_N" 1e6
     record "$id" cps "$(echo "$out" | value cps)" ;;
   esac
   echo "  rep $rep ${label[$id]} $metric: $(echo "$out" | tr '\n' ' ')(busy $(tail -1 "$work/quiet" | cut -d' ' -f1)%)"
@@ -184,10 +207,12 @@ median() { # median ID METRIC
 }
 echo
 echo "== medians of $REPS (bulk MB/s; round trip µs, pinned to one CPU; connections/s)"
-printf "%-36s %10s %10s %10s %10s\n" system "bulk MB/s" "rtt p50" "rtt p99" "conn/s"
+printf "%-36s %10s %10s %10s %10s %10s %10s\n" system "bulk MB/s" "rtt p50" "rtt p99" "conn/s" "CPU ns/B" "CPU us/c"
 for id in "${systems[@]}"; do
-  printf "%-36s %10s %10s %10s %10s\n" "${label[$id]}" "$(median "$id" bulk)" "$(median "$id" p50)" "$(median "$id" p99)" "$(median "$id" cps)"
+  printf "%-36s %10s %10s %10s %10s %10s %10s\n" "${label[$id]}" "$(median "$id" bulk)" "$(median "$id" p50)" \
+    "$(median "$id" p99)" "$(median "$id" cps)" "$(median "$id" cpub)" "$(median "$id" cpuc)"
 done
+echo "(CPU ns/B and us/c: CPU time of the system's own processes per byte of bulk and per connection, target and load generator excluded)"
 echo
 echo "== ratios (spipe = chacha20-poly1305; targets from the hardening issue)"
 ratio() { # ratio TEXT A_ID A_METRIC B_ID B_METRIC OP TARGET
@@ -204,6 +229,19 @@ ratio "bulk: spipe / ssh -L aes128-gcm" "$spipe_default" bulk ssh_aes128 bulk ">
 ratio "rtt p50: spipe / relay pair" "$spipe_default" p50 relay p50 "<=" 1.2
 ratio "conn/s with forward secrecy: spipe / spiped (DH)" "$spipe_default" cps spiped cps ">=" 3
 ratio "conn/s without: spipe --no-pfs / spiped -f" "$spipe_nopfs" cps spipedf cps ">=" 1.0
+echo
+echo "== CPU cost ratios (no targets; they explain the wall-clock ones)"
+cost() { # cost TEXT A_ID B_ID METRIC
+  local a b
+  a=$(median "$2" "$4"); b=$(median "$3" "$4")
+  if [ "$a" = - ] || [ "$b" = - ]; then printf "%-52s %8s\n" "$1" "n/a"; return; fi
+  printf "%-52s %8sx   (%s against %s)\n" "$1" "$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }')" "$a" "$b"
+}
+cost "CPU per byte: spipe / relay pair" "$spipe_default" relay cpub
+cost "CPU per byte: spipe / spiped" "$spipe_default" spiped cpub
+cost "CPU per connection: spipe / spiped (DH)" "$spipe_default" spiped cpuc
+cost "CPU per connection: spipe --no-pfs / spiped -f" "$spipe_nopfs" spipedf cpuc
+cost "CPU per connection: spipe --no-pfs / relay pair" "$spipe_nopfs" relay cpuc
 echo
 mid() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 printf "machine before each measurement: busy median %s%% (max %s%%), 1-min load median %s (QUIET_BUSY=%s%%, QUIET_TIMEOUT=%ss)\n" \
