@@ -9,19 +9,61 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// ifma generates polyIFMA: accs accumulators of 8 lanes each, one block per
+// ifmaAccs is the number of accumulators of 8 lanes (one block per lane)
+// polyIFMA keeps: two, so that two independent multiplication chains keep
+// the multiply-add port busy, and a group is 16 blocks.
+const ifmaAccs = 2
+
+// The powers of r that polyIFMAPowers computes and polyIFMA reads, as
+// uint64 words: per accumulator a, five vectors of 8 lanes at word
+// 8·(5a+i) (limbs b0, b1, b2 and the multiples 20·b1, 20·b2 of the power
+// each lane ends with), then the loop multiplier r^16 as five words at
+// ifmaMainWord (the same five numbers, broadcast by polyIFMA).
+const (
+	ifmaMainWord   = 8 * 5 * ifmaAccs
+	ifmaPowerWords = ifmaMainWord + 5
+)
+
+var ifmaPowersType = fmt.Sprintf("*[%d]uint64", ifmaPowerWords)
+
+// ifmaPowersKernel generates polyIFMAPowers, which computes once per key
+// the powers polyIFMA multiplies by (see ifmaPowers).
+func ifmaPowersKernel() {
+	name := "polyIFMAPowers"
+	TEXT(name, NOSPLIT, "func(r *[2]uint64, pw "+ifmaPowersType+")")
+	Doc(name+" computes from the clamped key half r the powers r^1..r^16 that",
+		"polyIFMA multiplies by, laid out for it in pw.")
+	Pragma("noescape")
+	rp := Mem{Base: Load(Param("r"), GP64())}
+	pw := Mem{Base: Load(Param("pw"), GP64())}
+	k := newIFMAConsts()
+	main, final := ifmaPowers(rp, k)
+	for a := range ifmaAccs {
+		for i := range 5 {
+			VMOVDQU64(final[a][i], pw.Offset(64*(5*a+i)))
+		}
+	}
+	for i := range 5 {
+		VMOVQ(main[i].AsX(), pw.Offset(8*(ifmaMainWord+i)))
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// ifma generates polyIFMA: two accumulators of 8 lanes each, one block per
 // lane, in radix 2^44 (limbs at bits 0, 44 and 88). Each loop iteration
-// adds 8·accs blocks and multiplies every lane by r^(8·accs); the last
-// iteration instead multiplies each lane by the power of r that brings its
-// block to its place in the message (computed on entry by ifmaPowers and
-// kept in the stack frame), and the lanes are summed.
+// adds 16 blocks and multiplies every lane by r^16; the last iteration
+// instead multiplies each lane by the power of r that brings its block to
+// its place in the message, and the lanes are summed. The powers come from
+// polyIFMAPowers, computed once per key and kept in the MAC state.
 //
 // VPMADD52LUQ/HUQ multiply the low 52 bits of each operand and add the low
 // or high 52 bits of the 104-bit product. Operands stay below 2^52: the
 // accumulator limbs below 2^45 after the partial carry and message
 // addition, the powers' limbs below 2^44.01 and their multiples of 20
-// below 2^48.4 (ifmaMul has the detailed bounds). In radix 2^44 with p = 2^130 - 5, a product at limb position 132
-// is worth 20 at position 0, so
+// below 2^48.4 (ifmaMul has the detailed bounds). In radix 2^44 with
+// p = 2^130 - 5, a product at limb position 132 is worth 20 at position 0,
+// so
 //
 //	d0 = a0·b0 + a1·20b2 + a2·20b1
 //	d1 = a0·b1 + a1·b0  + a2·20b2
@@ -31,20 +73,16 @@ import (
 // 52 = 44 + 8 (column 1 shifted left 8), column 1's at column 2 shifted
 // left 8, and column 2's at bit 140, worth 5·2^10 at bit 0; ifmaMul adds
 // them with multiply-adds by those constants.
-func ifma(accs int) {
-	if accs != 1 && accs != 2 {
-		panic("ifma: 1 or 2 accumulators")
-	}
+func ifma() {
+	const accs = ifmaAccs
 	name := "polyIFMA"
-	// Not NOSPLIT: the frame holds the final powers (5 vectors per
-	// accumulator), more than a nosplit frame should take.
-	TEXT(name, 0, "func(h *[3]uint64, r *[2]uint64, msg []byte)")
+	TEXT(name, NOSPLIT, "func(h *[3]uint64, pw "+ifmaPowersType+", msg []byte)")
 	Doc(name+fmt.Sprintf(" absorbs len(msg)/16 blocks, %d per iteration (len(msg) a", 8*accs),
-		fmt.Sprintf("positive multiple of %d). r is the clamped key half r.", 128*accs))
+		"positive multiple of 16), with the powers of r polyIFMAPowers put in pw.")
 	Pragma("noescape")
 
 	hp := Mem{Base: Load(Param("h"), GP64())}
-	rp := Mem{Base: Load(Param("r"), GP64())}
+	pw := Mem{Base: Load(Param("pw"), GP64())}
 	ptr := Load(Param("msg").Base(), GP64())
 	n := Load(Param("msg").Len(), GP64())
 	// The message need not fill whole groups: the first group is padded in
@@ -74,15 +112,11 @@ func ifma(accs int) {
 	k := newIFMAConsts()
 	mask44 := k.mask44
 
-	// Powers of r, computed here rather than cached with the key (a MAC
-	// stays small and cheap to create): multiplications four deep, which
-	// the length threshold in dispatch_amd64.go pays for.
-	frame := AllocLocal(64 * 5 * accs)
-	main, final := ifmaPowers(rp, k, accs)
-	for a := range accs {
-		for i := range 5 {
-			VMOVDQU64(final[a][i], frame.Offset(64*(5*a+i)))
-		}
+	var r [5]Op
+	for i := range r {
+		v := ZMM()
+		VPBROADCASTQ(pw.Offset(8*(ifmaMainWord+i)), v)
+		r[i] = v
 	}
 	hibit := bcst(1 << 40) // 2^128 at limb 2 (bit 88)
 
@@ -113,7 +147,7 @@ func ifma(accs int) {
 		lowestBit(ly)
 		TESTQ(lx, lx)
 		CMOVQEQ(ly, lx)
-		if a > 0 { // accumulator 1 only when z >= 8 (accs is at most 2)
+		if a > 0 { // accumulator 1 only when z >= 8 (accs is 2)
 			c := GP64()
 			MOVQ(z, c)
 			SHRQ(U8(3), c)
@@ -136,10 +170,6 @@ func ifma(accs int) {
 		for i := range 3 {
 			L[a][i], G[a][i] = ZMM(), ZMM()
 		}
-	}
-	var r [5]Op
-	for i := range r {
-		r[i] = main[i]
 	}
 
 	// absorb adds one group of blocks to the accumulators; the first group
@@ -190,7 +220,7 @@ func ifma(accs int) {
 	for a := range accs {
 		var p [5]Op
 		for i := range p {
-			p[i] = frame.Offset(64 * (5*a + i))
+			p[i] = pw.Offset(64 * (5*a + i))
 		}
 		ifmaMul(H[a], L[a], G[a], p, k)
 	}
@@ -218,20 +248,27 @@ func ifma(accs int) {
 	RET()
 }
 
-// ifmaPowers computes, from the clamped r at rp, the loop multiplier
-// r^(8·accs) in every lane and, per accumulator, the power each lane ends
-// with: the loads interleave two ZMMs' quadwords, so lane q of accumulator
-// a holds block 8a + q/2 (q even) or 8a + 4 + q/2 (q odd) of a group and
-// needs r^(8·accs - block). Both come as five vectors: limbs b0, b1, b2 and
-// the multiples 20·b1, 20·b2. Limbs are partially reduced (below 2^45).
-func ifmaPowers(rp Mem, k ifmaConsts, accs int) (main [5]VecVirtual, final [][5]VecVirtual) {
+// ifmaPowers computes, from the clamped r at rp, the loop multiplier r^16
+// in every lane and, per accumulator, the power each lane ends with: the
+// loads interleave two ZMMs' quadwords, so lane q of accumulator a holds
+// block 8a + q/2 (q even) or 8a + 4 + q/2 (q odd) of a group and needs
+// r^(16 - block). Both come as five vectors: limbs b0, b1, b2 and the
+// multiples 20·b1, 20·b2. Limbs are partially reduced (below 2^45).
+//
+// The powers fill the lanes of one vector at a time, doubling the count
+// with each multiplication: r^2 (all lanes), then r^3, r^4, then r^5..r^8,
+// then r^9..r^16 (lane i holding r^(i+1) or r^(i+9)). That is four
+// multiplications, each waiting for the one before, where squaring and
+// blending per lane took seven; the lane moves in between are permutes,
+// which run on another port than the multiply-adds.
+func ifmaPowers(rp Mem, k ifmaConsts) (main [5]VecVirtual, final [ifmaAccs][5]VecVirtual) {
 	type num = [3]VecVirtual
 	newNum := func() num { return num{ZMM(), ZMM(), ZMM()} }
 	l0, l1, l2 := loadR44(rp)
-	t1 := newNum()
-	VPBROADCASTQ(l0, t1[0])
-	VPBROADCASTQ(l1, t1[1])
-	VPBROADCASTQ(l2, t1[2])
+	r1 := newNum()
+	VPBROADCASTQ(l0, r1[0])
+	VPBROADCASTQ(l1, r1[1])
+	VPBROADCASTQ(l2, r1[2])
 
 	// ext returns b's five multiplier vectors.
 	ext := func(b num) [5]VecVirtual {
@@ -244,13 +281,12 @@ func ifmaPowers(rp Mem, k ifmaConsts, accs int) (main [5]VecVirtual, final [][5]
 		}
 		return [5]VecVirtual{b[0], b[1], b[2], s1, s2}
 	}
-	mul := func(a, b num) num {
+	mul := func(a num, bx [5]VecVirtual) num {
 		d := newNum()
 		for i := range 3 {
 			VMOVDQA64(a[i], d[i])
 		}
 		lo, hi := newNum(), newNum()
-		bx := ext(b)
 		var ops [5]Op
 		for i := range ops {
 			ops[i] = bx[i]
@@ -258,15 +294,6 @@ func ifmaPowers(rp Mem, k ifmaConsts, accs int) (main [5]VecVirtual, final [][5]
 		ifmaMul(d, lo, hi, ops, k)
 		return d
 	}
-	t2 := mul(t1, t1)
-	t3 := mul(t2, t1)
-	t4 := mul(t2, t2)
-
-	// Lanes 0..7 hold blocks 0, 4, 1, 5, 2, 6, 3, 7 and need exponents
-	// 8, 4, 7, 3, 6, 2, 5, 1: split each as a sum of two exponents up to 4,
-	// v1 = [4, 4, 4, 2, 4, 2, 4, 1] and v2 = [4, 0, 3, 1, 2, 0, 1, 0]
-	// (exponent 0 is the number 1), so that the product is three
-	// multiplications deep, and r^8 is computed beside it.
 	kmask := func(bits uint16) Op {
 		g, k := GP32(), K()
 		MOVL(U32(bits), g)
@@ -286,27 +313,51 @@ func ifmaPowers(rp Mem, k ifmaConsts, accs int) (main [5]VecVirtual, final [][5]
 		}
 		return d
 	}
-	one := newNum()
+	// permute returns src with its lanes picked by idx (lane q gets lane
+	// idx[q]).
+	permute := func(src num, idx VecVirtual) num {
+		d := newNum()
+		for i := range 3 {
+			VPERMQ(src[i], idx, d[i])
+		}
+		return d
+	}
+
+	r2 := mul(r1, ext(r1))
+	// m2 = [r^3, r^4, r^3, r^4, ...]
+	m2 := mul(blend(r1, map[uint16]num{0xaa: r2}), ext(r2))
+	// p4 = [r, r^2, r^3, r^4, r, r^2, r^3, r^4]; lane 3 of each half of
+	// m2 is r^4.
+	p4 := blend(r1, map[uint16]num{0x22: r2, 0xcc: m2})
+	r4 := newNum()
+	for i := range 3 {
+		VPERMQ(U8(0xff), m2[i], r4[i])
+	}
+	// m3 = [r^5..r^8, r^5..r^8]; lane 3 of each half is r^8.
+	m3 := mul(p4, ext(r4))
+	p8 := blend(p4, map[uint16]num{0xf0: m3})
+	r8 := newNum()
+	for i := range 3 {
+		VPERMQ(U8(0xff), m3[i], r8[i])
+	}
+	p16 := mul(p8, ext(r8)) // lane i: r^(i+9)
+
+	// Lane q of an accumulator holds its block q/2 (q even) or 4 + q/2
+	// (q odd), which needs the power 8 - block (accumulator 1, from p8) or
+	// 16 - block (accumulator 0, from p16): lane 7 - block of either, so
+	// both take the lanes 7, 3, 6, 2, 5, 1, 4, 0.
+	idx, top := ZMM(), ZMM()
 	{
 		g := GP64()
-		MOVQ(U64(1), g)
-		VPBROADCASTQ(g, one[0])
-		VPSUBQ(one[1], one[1], one[1])
-		VPSUBQ(one[2], one[2], one[2])
+		MOVQ(U64(0x0004010502060307), g) // bytes 7, 3, 6, 2, 5, 1, 4, 0
+		VMOVQ(g, idx.AsX())
+		VPMOVZXBQ(idx.AsX(), idx)
+		MOVQ(U64(7), g)
+		VPBROADCASTQ(g, top)
 	}
-	v1 := blend(t4, map[uint16]num{0x28: t2, 0x80: t1})
-	v2 := blend(one, map[uint16]num{0x01: t4, 0x04: t3, 0x48: t1, 0x10: t2})
-	p := mul(v1, v2) // r^(8 - block) in lane order
-	t8 := mul(t4, t4)
-
-	final = make([][5]VecVirtual, accs)
-	final[accs-1] = ext(p)
-	if accs == 1 {
-		main = ext(t8)
-		return
-	}
-	final[0] = ext(mul(p, t8))
-	main = ext(mul(t8, t8))
+	final[0] = ext(permute(p16, idx))
+	final[1] = ext(permute(p8, idx))
+	main = ext(permute(p16, top))
 	return
 }
 

@@ -27,7 +27,8 @@ func main() {
 
 	scalar()
 	avx2()
-	ifma(2)
+	ifmaPowersKernel()
+	ifma()
 
 	arx.Generate("poly1305", checkConstantTime)
 }

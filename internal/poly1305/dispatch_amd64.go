@@ -28,6 +28,15 @@ func init() {
 		cpu.X86.HasAVX512VL && cpu.X86.HasAVX512IFMA && cpu.X86.HasBMI2)
 }
 
+// powers holds what the IFMA kernel derives from r: the powers r^1..r^16
+// it multiplies by, computed by polyIFMAPowers on a MAC's first IFMA call
+// and reused by the later ones (pkg/aead writes long messages in chunks).
+// Computing them costs about as much as absorbing 256 bytes.
+type powers struct {
+	ifma  [85]uint64
+	ready bool // ifma holds the powers of this MAC's r
+}
+
 // The AVX2 kernel absorbs 4 blocks per loop iteration and takes whole
 // groups of 4; the IFMA kernel absorbs 16 (two accumulators of 8 lanes)
 // and takes any number of blocks.
@@ -47,20 +56,22 @@ const maxCallBytes = 64 * 1024
 
 // updateBlocks absorbs whole blocks of msg (len(msg) a multiple of 16): the
 // vector kernel takes whole groups of its width, the scalar one the rest.
-func updateBlocks(st *state, msg []byte) {
+// pw keeps the IFMA kernel's powers between calls; with pw nil (one-shot
+// Sum) they live on the stack for this call only.
+func updateBlocks(st *state, pw *powers, msg []byte) {
 	switch kernels.Active() {
 	case kernelIFMA:
 		if len(msg) < ifmaMinBytes {
 			polyScalar(&st.h, &st.r, msg)
 			return
 		}
-		// The IFMA kernel takes any whole number of blocks: it pads its
-		// first group in front with empty lanes.
-		for len(msg) > 0 {
-			n := min(len(msg), maxCallBytes)
-			polyIFMA(&st.h, &st.r, msg[:n])
-			msg = msg[n:]
+		if pw == nil {
+			// Declared here so that only this path pays for zeroing it.
+			var own powers
+			ifmaBlocks(st, &own, msg)
+			return
 		}
+		ifmaBlocks(st, pw, msg)
 	case kernelAVX2:
 		if len(msg) >= avx2MinBytes {
 			for len(msg) >= avx2Stride {
@@ -78,5 +89,21 @@ func updateBlocks(st *state, msg []byte) {
 		}
 	default:
 		blocksGeneric(st, msg)
+	}
+}
+
+// ifmaBlocks runs the IFMA kernel over msg, computing the powers of r into
+// pw first if it does not hold them yet.
+func ifmaBlocks(st *state, pw *powers, msg []byte) {
+	if !pw.ready {
+		polyIFMAPowers(&st.r, &pw.ifma)
+		pw.ready = true
+	}
+	// The IFMA kernel takes any whole number of blocks: it pads its first
+	// group in front with empty lanes.
+	for len(msg) > 0 {
+		n := min(len(msg), maxCallBytes)
+		polyIFMA(&st.h, &pw.ifma, msg[:n])
+		msg = msg[n:]
 	}
 }

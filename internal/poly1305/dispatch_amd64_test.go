@@ -78,10 +78,43 @@ func TestKernelsFromExtremeStates(t *testing.T) {
 			restore, err := UseKernel(name)
 			require.NoError(t, err)
 			got := st
-			updateBlocks(&got, msg[:n])
+			updateBlocks(&got, nil, msg[:n])
 			restore()
 			require.LessOrEqual(t, got.h[2], uint64(5), "%s: h[2] out of range", name)
 			assert.Equal(t, reduce3(want.h), reduce3(got.h), "%s: start %x, %d bytes", name, st.h, n)
+		}
+	}
+}
+
+// ifmaThresholdForTest is the shortest Write the IFMA kernel takes.
+const ifmaThresholdForTest = ifmaMinBytes
+
+// TestKernelsReusePowers runs updateBlocks several times on one state
+// with the powers kept between calls, from the extreme accumulators of
+// TestKernelsFromExtremeStates, and compares with the reference.
+func TestKernelsReusePowers(t *testing.T) {
+	r := testutil.Rand(t)
+	msg := testutil.Bytes(r, 3*4096)
+	for i := range 32 {
+		var st state
+		st.init(randomKey(r))
+		st.h = [3]uint64{^uint64(0), ^uint64(0), uint64(4 + i%2)}
+		cuts := []int{16 * r.IntN(300), 16 * r.IntN(30), 16 * r.IntN(256)}
+		want := st
+		for _, name := range Kernels() {
+			restore, err := UseKernel(name)
+			require.NoError(t, err)
+			got, ref := st, want
+			var pw powers
+			rest := msg
+			for _, n := range cuts {
+				updateBlocks(&got, &pw, rest[:n])
+				blocksGeneric(&ref, rest[:n])
+				rest = rest[n:]
+				require.LessOrEqual(t, got.h[2], uint64(5), "%s: h[2] out of range", name)
+				assert.Equal(t, reduce3(ref.h), reduce3(got.h), "%s: cuts %v", name, cuts)
+			}
+			restore()
 		}
 	}
 }

@@ -202,3 +202,50 @@ func TestReduce(t *testing.T) {
 		assert.Equal(t, c.want, reduce3(c.in), "reduce(%x)", c.in)
 	}
 }
+
+// TestCachedPowers exercises a MAC whose vector kernel keeps what it derives
+// from r (the IFMA kernel's powers) between Writes: Writes alternate
+// between sizes on both sides of the scalar/vector threshold after the
+// first vector Write, two MACs with different keys are written in turn (a
+// MAC must never use another's powers), and a copy of a MAC taken after
+// the powers were computed carries on like the original. Every tag is
+// checked against x/crypto.
+func TestCachedPowers(t *testing.T) {
+	r := testutil.Rand(t)
+	sizes := []int{ifmaThresholdForTest, 16, 3, 1000, 17, ifmaThresholdForTest - 16,
+		ifmaThresholdForTest + 16, 256, 4096, 1, 5000, 48, 700}
+	total := 0
+	for _, n := range sizes {
+		total += n
+	}
+	forEachKernel(t, func(t *testing.T) {
+		for trial := range 20 {
+			k1, k2 := randomKey(r), randomKey(r)
+			m1, m2 := testutil.Bytes(r, total), testutil.Bytes(r, total)
+			a, b := New(k1), New(k2)
+			off := 0
+			var fork *MAC
+			forkAt := r.IntN(len(sizes))
+			for i, n := range sizes {
+				a.Write(m1[off : off+n])
+				b.Write(m2[off : off+n])
+				off += n
+				if i == forkAt {
+					c := *a
+					fork = &c
+				}
+			}
+			want1, want2 := xcryptoSum(k1, m1), xcryptoSum(k2, m2)
+			assert.Equal(t, want1[:], a.Sum(nil), "trial %d: first MAC", trial)
+			assert.Equal(t, want2[:], b.Sum(nil), "trial %d: second MAC", trial)
+
+			cut := 0
+			for _, n := range sizes[:forkAt+1] {
+				cut += n
+			}
+			fork.Write(m2[cut:]) // the fork continues with another message
+			want := xcryptoSum(k1, append(append([]byte{}, m1[:cut]...), m2[cut:]...))
+			assert.Equal(t, want[:], fork.Sum(nil), "trial %d: copy after %d bytes", trial, cut)
+		}
+	})
+}

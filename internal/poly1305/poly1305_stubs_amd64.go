@@ -15,8 +15,14 @@ func polyScalar(h *[3]uint64, r *[2]uint64, msg []byte)
 //go:noescape
 func polyAVX2(h *[3]uint64, r *[2]uint64, msg []byte)
 
-// polyIFMA absorbs len(msg)/16 blocks, 16 per iteration (len(msg) a
-// positive multiple of 256). r is the clamped key half r.
+// polyIFMAPowers computes from the clamped key half r the powers r^1..r^16 that
+// polyIFMA multiplies by, laid out for it in pw.
 //
 //go:noescape
-func polyIFMA(h *[3]uint64, r *[2]uint64, msg []byte)
+func polyIFMAPowers(r *[2]uint64, pw *[85]uint64)
+
+// polyIFMA absorbs len(msg)/16 blocks, 16 per iteration (len(msg) a
+// positive multiple of 16), with the powers of r polyIFMAPowers put in pw.
+//
+//go:noescape
+func polyIFMA(h *[3]uint64, pw *[85]uint64, msg []byte)
