@@ -20,7 +20,7 @@ import (
 // plainSecure stands for the protocol: it hands the connection through.
 func plainSecure(_ context.Context, c net.Conn) (Conn, error) { return c.(Conn), nil }
 
-func listenTCP(t *testing.T) net.Listener {
+func listenTCP(t testing.TB) net.Listener {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -28,7 +28,7 @@ func listenTCP(t *testing.T) net.Listener {
 }
 
 // echoServer echoes and half-closes; it returns its address.
-func echoServer(t *testing.T) string {
+func echoServer(t testing.TB) string {
 	ln := listenTCP(t)
 	var wg sync.WaitGroup
 	go func() {
