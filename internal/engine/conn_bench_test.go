@@ -27,7 +27,7 @@ func BenchmarkConnection(b *testing.B) {
 	}
 	cfg := &spipe.Config{Keys: []*spipe.Key{key}, DisableForwardSecrecy: true}
 	protocols := []struct {
-		name             string
+		name              string
 		outbound, inbound func(ctx context.Context, c net.Conn) (Conn, error)
 	}{
 		{"relay", plainSecure, plainSecure},
