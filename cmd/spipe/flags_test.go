@@ -53,6 +53,8 @@ func TestBadInvocations(t *testing.T) {
 		{"pfs contradiction", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--no-pfs", "--require-pfs"}, 2, "--no-pfs and --require-pfs contradict each other"},
 		{"max conns 0", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--max-conns", "0"}, 2, "--max-conns 0: must be at least 1"},
 		{"max conns not a number", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--max-conns", "many"}, 2, `invalid argument "many" for "--max-conns"`},
+		{"negative max pending", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--max-pending", "-1"}, 2, "--max-pending -1: must not be negative"},
+		{"max pending on connect", []string{"connect", "-t", tg, "-k", key, "--max-pending", "5"}, 2, "unknown flag: --max-pending"},
 		{"handshake timeout 0", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--handshake-timeout", "0s"}, 2, "--handshake-timeout 0s: must be positive"},
 		{"bad duration", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--idle-timeout", "soon"}, 2, `invalid argument "soon" for "--idle-timeout"`},
 		{"negative idle", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--idle-timeout", "-1s"}, 2, "--idle-timeout -1s: must not be negative"},

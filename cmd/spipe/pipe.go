@@ -24,6 +24,7 @@ type pipeFlags struct {
 	noPFS, requirePFS    bool
 	padTo                int
 	maxConns             int
+	maxPending           int
 	handshakeTimeout     time.Duration
 	idleTimeout          time.Duration
 	shutdownTimeout      time.Duration
@@ -40,6 +41,7 @@ func (p *pipeFlags) register(fs *pflag.FlagSet, mode service.Mode) {
 		fs.StringVarP(&p.target, "target", "t", "", "`ADDR` to forward the plaintext to: host:port or /abs/unix.sock (required)")
 		fs.StringArrayVarP(&p.keys, "key", "k", nil, "key `FILE` (repeat to admit several keys during rotation; - reads it from stdin)")
 		fs.BoolVar(&p.proxyProtocol, "proxy-protocol", false, "send a PROXY protocol v2 header to the target with the client's address")
+		fs.IntVar(&p.maxPending, "max-pending", 0, "`N` connections at once still in their handshake; peers that stall fill these, not --max-conns\n(0: --max-conns or 1024, whichever is larger)")
 	} else {
 		fs.StringVarP(&p.source, "source", "s", "", "`ADDR` to accept plaintext connections on: host:port, [v6]:port or /abs/unix.sock\n(without it: one connection over stdin/stdout, for ssh's ProxyCommand)")
 		fs.StringVarP(&p.target, "target", "t", "", "`ADDR` of the spipe listen to connect to: host:port or /abs/unix.sock (required)")
@@ -69,6 +71,7 @@ func (p *pipeFlags) options(mode service.Mode) (service.Options, error) {
 		DisableForwardSecrecy: p.noPFS,
 		RequireForwardSecrecy: p.requirePFS,
 		MaxConns:              p.maxConns,
+		MaxPending:            p.maxPending,
 		HandshakeTimeout:      p.handshakeTimeout,
 		IdleTimeout:           p.idleTimeout,
 		ShutdownTimeout:       p.shutdownTimeout,
@@ -121,6 +124,9 @@ func (p *pipeFlags) options(mode service.Mode) (service.Options, error) {
 	}
 	if p.maxConns < 1 {
 		return o, usagef("--max-conns %d: must be at least 1", p.maxConns)
+	}
+	if p.maxPending < 0 {
+		return o, usagef("--max-pending %d: must not be negative", p.maxPending)
 	}
 	if p.handshakeTimeout <= 0 {
 		return o, usagef("--handshake-timeout %v: must be positive", p.handshakeTimeout)

@@ -167,6 +167,35 @@ func TestMaxConns(t *testing.T) {
 	assert.Equal(t, int32(2), tg.accepts.Load())
 }
 
+// TestMaxPending: a peer that connects and says nothing holds one of the
+// --max-pending places until it leaves or times out; with the only place
+// taken, an honest client waits in the backlog, and is served as soon as
+// the place is free.
+func TestMaxPending(t *testing.T) {
+	key := keyFile(t)
+	tg := echoTarget(t)
+	listen, laddr := serving(t, "listen", "-s", "127.0.0.1:0", "-t", tg.addr, "-k", key, "--max-pending", "1")
+	_, caddr := serving(t, "connect", "-s", "127.0.0.1:0", "-t", laddr, "-k", key)
+
+	staller := dial(t, laddr)
+	listen.waitLog(t, `level=WARN msg="pending connection limit reached; new connections wait" max_pending=1`)
+	honest := dial(t, caddr)
+	_, err := honest.Write([]byte("h"))
+	require.NoError(t, err)
+	buf := make([]byte, 1)
+	require.NoError(t, honest.SetReadDeadline(time.Now().Add(500*time.Millisecond)))
+	_, err = honest.Read(buf)
+	require.Error(t, err, "honest client served while a staller held the only pending place")
+	assert.Equal(t, int32(0), tg.accepts.Load())
+
+	staller.Close()
+	require.NoError(t, honest.SetReadDeadline(time.Now().Add(10*time.Second)))
+	_, err = io.ReadFull(honest, buf)
+	require.NoError(t, err, "honest client not served once the staller left")
+	assert.Equal(t, "h", string(buf))
+	assert.Equal(t, int32(1), tg.accepts.Load())
+}
+
 func TestHandshakeTimeoutSilentClient(t *testing.T) {
 	key := keyFile(t)
 	tg := echoTarget(t)

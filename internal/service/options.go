@@ -51,6 +51,7 @@ type Options struct {
 	PadTo                 int
 
 	MaxConns         int
+	MaxPending       int // 0: the engine's default
 	HandshakeTimeout time.Duration
 	IdleTimeout      time.Duration
 	ShutdownTimeout  time.Duration

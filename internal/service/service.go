@@ -175,6 +175,7 @@ func (s *Service) forwarder() *engine.Forwarder {
 		HandshakeTimeout: s.opts.HandshakeTimeout,
 		IdleTimeout:      s.opts.IdleTimeout,
 		MaxConns:         s.opts.MaxConns,
+		MaxPending:       s.opts.MaxPending,
 		ShutdownTimeout:  s.opts.ShutdownTimeout,
 		Log:              s.log,
 	}
