@@ -1,0 +1,165 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var (
+	errTampered = errors.New("tampered")
+	errRefused  = errors.New("refused")
+)
+
+// newTest returns metrics whose classifier knows two errors, one of them a
+// frame error.
+func newTest() *Metrics {
+	classify := func(err error) string {
+		switch {
+		case errors.Is(err, errTampered):
+			return "tampered"
+		case errors.Is(err, errRefused):
+			return "refused"
+		}
+		return "other"
+	}
+	return New("listen", classify, func(err error) bool { return errors.Is(err, errTampered) })
+}
+
+func TestConnectionsOpenAndTotal(t *testing.T) {
+	m := newTest()
+	m.ConnOpened()
+	m.ConnOpened()
+	m.ConnOpened()
+	m.ConnClosed()
+	body := gather(t, m)
+	assertSeries(t, body, `spipe_connections_open{mode="listen"}`, "2")
+	assertSeries(t, body, `spipe_connections_total{mode="listen"}`, "3")
+}
+
+func TestBytesByDirection(t *testing.T) {
+	m := newTest()
+	m.Bytes(true, 100)
+	m.Bytes(true, 23)
+	m.Bytes(false, 7)
+	body := gather(t, m)
+	assertSeries(t, body, `spipe_bytes_total{direction="to_target",mode="listen"}`, "123")
+	assertSeries(t, body, `spipe_bytes_total{direction="from_target",mode="listen"}`, "7")
+}
+
+func TestHandshakeOutcomes(t *testing.T) {
+	m := newTest()
+	m.Handshake(3*time.Millisecond, nil)
+	m.Handshake(5*time.Millisecond, nil)
+	m.Handshake(time.Second, errRefused)
+	body := gather(t, m)
+	assertSeries(t, body, `spipe_handshake_failures_total{mode="listen",reason="refused"}`, "1")
+	// A failed handshake's duration is not a handshake latency: two
+	// observations, 8 ms in all.
+	assertSeries(t, body, `spipe_handshake_duration_seconds_count{mode="listen"}`, "2")
+	assertSeries(t, body, `spipe_handshake_duration_seconds_sum{mode="listen"}`, "0.008")
+	// Buckets grow by 2.5 from 100 µs: 3 ms falls in the one ending at
+	// 3.9 ms, 5 ms in the next.
+	assertSeries(t, body, `spipe_handshake_duration_seconds_bucket{mode="listen",le="0.0015625"}`, "0")
+	assertSeries(t, body, `spipe_handshake_duration_seconds_bucket{mode="listen",le="0.00390625"}`, "1")
+	assertSeries(t, body, `spipe_handshake_duration_seconds_bucket{mode="listen",le="0.009765625"}`, "2")
+}
+
+func TestTransferErrorsAndFrameErrors(t *testing.T) {
+	m := newTest()
+	m.TransferError(errTampered)
+	m.TransferError(errTampered)
+	m.TransferError(errRefused)
+	body := gather(t, m)
+	assertSeries(t, body, `spipe_transfer_failures_total{mode="listen",reason="tampered"}`, "2")
+	assertSeries(t, body, `spipe_transfer_failures_total{mode="listen",reason="refused"}`, "1")
+	assertSeries(t, body, `spipe_frame_errors_total{mode="listen",reason="tampered"}`, "2")
+	// Only errors the protocol raised about frames count as frame errors.
+	assert.NotContains(t, body, `spipe_frame_errors_total{mode="listen",reason="refused"}`)
+}
+
+// assertSeries checks that the scrape has the series with the value.
+func assertSeries(t *testing.T, body, series, value string) {
+	t.Helper()
+	want := series + " " + value
+	for _, line := range strings.Split(body, "\n") {
+		if line == want {
+			return
+		}
+		if strings.HasPrefix(line, series+" ") {
+			assert.Fail(t, "wrong value", "have %q, want %q", line, want)
+			return
+		}
+	}
+	assert.Fail(t, "series missing", "no %q in the scrape", series)
+}
+
+// gather renders the registry in the text format, as a scrape sees it.
+func gather(t *testing.T, m *Metrics) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- m.Serve(ctx, ln, nil) }()
+	defer func() {
+		cancel()
+		assert.NoError(t, <-served, "Serve after its context ended")
+	}()
+	resp, err := http.Get("http://" + ln.Addr().String() + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func TestServeExportsEveryMetricWithItsMode(t *testing.T) {
+	m := newTest()
+	m.ConnOpened()
+	m.Bytes(true, 1)
+	m.Bytes(false, 1)
+	m.Handshake(time.Millisecond, nil)
+	m.Handshake(0, errRefused)
+	m.TransferError(errTampered)
+	body := gather(t, m)
+	for _, series := range []string{
+		`spipe_connections_open{mode="listen"} 1`,
+		`spipe_connections_total{mode="listen"} 1`,
+		`spipe_bytes_total{direction="to_target",mode="listen"} 1`,
+		`spipe_bytes_total{direction="from_target",mode="listen"} 1`,
+		`spipe_handshake_failures_total{mode="listen",reason="refused"} 1`,
+		`spipe_transfer_failures_total{mode="listen",reason="tampered"} 1`,
+		`spipe_frame_errors_total{mode="listen",reason="tampered"} 1`,
+		`spipe_handshake_duration_seconds_count{mode="listen"} 1`,
+		"go_goroutines ",
+		"process_cpu_seconds_total ",
+	} {
+		assert.Contains(t, body, series)
+	}
+}
+
+func TestServeReportsListenerFailure(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ln.Close()
+	assert.Error(t, newTest().Serve(context.Background(), ln, nil))
+}
+
+func TestMetricsAreIndependent(t *testing.T) {
+	// Each Metrics has its own registry: two in one process do not clash
+	// or share counts.
+	a, b := newTest(), newTest()
+	a.ConnOpened()
+	assertSeries(t, gather(t, a), `spipe_connections_total{mode="listen"}`, "1")
+	assertSeries(t, gather(t, b), `spipe_connections_total{mode="listen"}`, "0")
+}
