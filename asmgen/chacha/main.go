@@ -26,6 +26,7 @@ func main() {
 
 	vertical32("chachaAVX512x32", 2)
 	vertical32("chachaAVX512x16", 1)
+	vertical32Head("chachaAVX512x16h", 1, true)
 	rows("chachaAVX512x8", arx.AVX512, 2)
 	rows("chachaAVX512x4", arx.AVX512, 1)
 	rows("chachaAVX512x2", arx.AVX512VL256, 1)

@@ -20,18 +20,74 @@ import (
 // With sets == 1 the kernel takes any number of blocks: a final group of
 // fewer than 16 computes all 16 and stores only the blocks asked for. With
 // sets == 2 len(src) must be a multiple of 2048.
-func vertical32(name string, sets int) {
+func vertical32(name string, sets int) { vertical32Head(name, sets, false) }
+
+// headSignature is the signature of the kernel that also computes a head
+// block (see vertical32Head).
+const headSignature = "func(s *[16]uint32, rounds int, dst, src []byte, head *[64]byte)"
+
+// vertical32Head is vertical32, and with head (sets == 1 only) the kernel
+// first writes the key stream block at the counter s[12] to head, computed
+// in the row layout beside the 16-block group: a single block's rounds are
+// one long dependency chain that leaves the vector units mostly idle, and
+// here they fill the gaps of the group's rounds instead of costing a
+// kernel call of their own. The message blocks then start at counter
+// s[12] + 1, and s[12] advances by their number plus one. That is block 0
+// of an RFC 8439 AEAD (the Poly1305 key) and the first message blocks in
+// one call.
+func vertical32Head(name string, sets int, head bool) {
 	isa := arx.AVX512
-	TEXT(name, 0, signature)
+	if head && sets != 1 {
+		panic("vertical32Head: a head block only with one set")
+	}
+	sig := signature
+	if head {
+		sig = headSignature
+	}
+	TEXT(name, 0, sig)
 	Pragma("noescape")
-	if sets == 1 {
+	switch {
+	case head:
+		Doc(name+" writes the ChaCha block at the counter s[12] to head and XORs the",
+			"next len(src)/64 blocks into dst, 16 at a time in the vertical layout (AVX-512);",
+			"the head block runs in the row layout beside the first group. len(src) >= 64.")
+	case sets == 1:
 		Doc(name+" XORs len(src)/64 ChaCha blocks into dst, 16 at a time in the",
 			"vertical layout (AVX-512); a last group of fewer than 16 blocks stores only those.")
-	} else {
+	default:
 		Doc(fmt.Sprintf("%s XORs len(src)/64 ChaCha blocks into dst, %d at a time in two", name, 16*sets),
 			"interleaved 16-block vertical groups (AVX-512). len(src) must be a multiple of 2048.")
 	}
 	a := loadArgs()
+	// The head block's rows (row layout: a, b, c, d, one XMM each) from s
+	// as it is on entry; then the message counters start one block later.
+	hisa := arx.AVX512VL128
+	var hinit, hx [4]Register
+	var hp Mem
+	if head {
+		hp = Mem{Base: Load(Param("head"), GP64())}
+		for k := range hinit {
+			hinit[k] = hisa.Vec()
+			hisa.Load(hinit[k], a.s.Offset(16*k))
+		}
+		INCL(a.s.Offset(48))
+	}
+	// headDouble emits one double round of the head block.
+	headDouble := func() {
+		if !head {
+			return
+		}
+		q := [][4]Register{hx}
+		shuffle := func(na, nc, nd int) {
+			hisa.Shuffle(hx[0], hx[0], arx.RotateLanes(na))
+			hisa.Shuffle(hx[2], hx[2], arx.RotateLanes(nc))
+			hisa.Shuffle(hx[3], hx[3], arx.RotateLanes(nd))
+		}
+		quarterRounds(hisa, q, nil)
+		shuffle(3, 1, 2) // as in rows: b stays, a, c, d rotate
+		quarterRounds(hisa, q, nil)
+		shuffle(1, 3, 2)
+	}
 	f := newFrame(isa, 16+16+sets+1)
 	w := setupWords(f, a, sets)
 	spill := f.slots(1)[0]
@@ -58,6 +114,12 @@ func vertical32(name string, sets int) {
 		isa.Load(x[set][8], w.orig[8])
 		isa.Load(x[set][12], w.ctr[set])
 	}
+	if head {
+		for k := range hx {
+			hx[k] = hisa.Vec()
+			hisa.Copy(hx[k], hinit[k])
+		}
+	}
 	Comment("First double round: columns 1-3 of the column round are precomputed.")
 	var qs [][4]Register
 	for set := range x {
@@ -73,6 +135,7 @@ func vertical32(name string, sets int) {
 		}
 	}
 	doubleHalf(isa, x, diagonals)
+	headDouble()
 
 	rounds := GP64()
 	MOVQ(a.rounds, rounds)
@@ -80,8 +143,16 @@ func vertical32(name string, sets int) {
 	Label(name + "_rounds")
 	doubleHalf(isa, x, columns)
 	doubleHalf(isa, x, diagonals)
+	headDouble()
 	DECQ(rounds)
 	JNZ(LabelRef(name + "_rounds"))
+
+	if head {
+		for k := range hx {
+			hisa.Add(hx[k], hinit[k])
+			hisa.Store(hp.Offset(16*k), hx[k])
+		}
+	}
 
 	Comment("Feed-forward: add the input words.")
 	for set := range x {

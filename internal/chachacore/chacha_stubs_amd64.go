@@ -16,6 +16,13 @@ func chachaAVX512x32(s *[16]uint32, rounds int, dst []byte, src []byte)
 //go:noescape
 func chachaAVX512x16(s *[16]uint32, rounds int, dst []byte, src []byte)
 
+// chachaAVX512x16h writes the ChaCha block at the counter s[12] to head and XORs the
+// next len(src)/64 blocks into dst, 16 at a time in the vertical layout (AVX-512);
+// the head block runs in the row layout beside the first group. len(src) >= 64.
+//
+//go:noescape
+func chachaAVX512x16h(s *[16]uint32, rounds int, dst []byte, src []byte, head *[64]byte)
+
 // chachaAVX512x8 XORs len(src)/64 ChaCha blocks into dst, 8 at a time in the
 // row layout (avx512); a last group of fewer blocks stores only those.
 //

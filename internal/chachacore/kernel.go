@@ -42,3 +42,23 @@ func Kernels() []string { return kernels.Names() }
 // every path the CPU supports; it is not safe to call while other goroutines
 // generate key stream.
 func UseKernel(name string) (restore func(), err error) { return kernels.Use(name) }
+
+// XORKeyStreamHead writes the keystream block at the counter s[12] to head,
+// then XORs the next len(src)/BlockSize blocks into dst, and leaves s[12]
+// advanced by that many blocks plus one (modulo 2^32): the same as
+// XORKeyStreamBlocks into a zeroed head followed by XORKeyStreamBlocks(s,
+// rounds, dst, src), with the same rules for dst, src and rounds. head must
+// not overlap dst or src.
+//
+// It exists for RFC 8439 AEADs, whose block 0 is the Poly1305 key: a lone
+// block costs a whole kernel call of latency-bound rounds, and the AVX-512
+// kernel computes it instead beside the first group of message blocks, in
+// the gaps of their rounds, for nearly nothing.
+func XORKeyStreamHead(s *State, rounds int, head *[BlockSize]byte, dst, src []byte) {
+	if id := kernels.Active(); id != impl.Generic && headArch(id, s, rounds, head, dst, src) {
+		return
+	}
+	*head = [BlockSize]byte{}
+	XORKeyStreamBlocks(s, rounds, head[:], head[:])
+	XORKeyStreamBlocks(s, rounds, dst, src)
+}

@@ -71,6 +71,23 @@ func xorAVX512(s *State, rounds int, dst, src []byte) {
 	}
 }
 
+// headArch runs XORKeyStreamHead with the head block inside a kernel call
+// where the kernel has one and reports whether it did: the AVX-512 16-block
+// kernel takes the head beside the first group when there are at least 9
+// message blocks (a group costs the same for 9 to 16), and the rest goes
+// through xorAVX512. With fewer, a row kernel for the head and one for the
+// message cost less than a whole group.
+func headArch(id impl.ID, s *State, rounds int, head *[BlockSize]byte, dst, src []byte) bool {
+	if id != avx512Kernel || len(src) < 9*BlockSize {
+		return false
+	}
+	checkOutput(dst, src)
+	n := min(len(src), 16*BlockSize) &^ (BlockSize - 1)
+	chachaAVX512x16h(s, rounds, dst[:n], src[:n], head)
+	xorAVX512(s, rounds, dst[n:], src[n:])
+	return true
+}
+
 // xorAVX2 runs whole and partial groups of 8 through the vertical kernel and
 // inputs of up to 4 blocks through the 2-block row kernel.
 func xorAVX2(s *State, rounds int, dst, src []byte) {
