@@ -113,19 +113,24 @@ func (a *chachaAEAD) sealShort(s *chachacore.State, head, out, plaintext, additi
 	mac.Sum(out[len(ct):len(ct)])
 }
 
-// sealLong writes ciphertext || tag to out for a longer plaintext. Block 0
-// comes alone; the message blocks go straight from plaintext through the
-// kernel, which XORs as it goes (no keystream buffer, no separate XOR),
-// so 1 KiB takes two kernel calls.
+// sealLong writes ciphertext || tag to out for a longer plaintext. The
+// message blocks go straight from plaintext through the kernel, which XORs
+// as it goes (no keystream buffer, no separate XOR); block 0 comes from
+// the same call as the first of them (chachacore.XORKeyStreamHead), so
+// 1 KiB takes one kernel call.
 func (a *chachaAEAD) sealLong(s *chachacore.State, out, plaintext, additionalData []byte) {
 	ct := out[:len(plaintext)]
-	var key [blockSize]byte
-	a.startHead(s, key[:], 0)
-	mac := newMAC((*[32]byte)(key[:32]))
-	writePadded(mac, additionalData)
 	// Encrypt a chunk, then MAC it while it is still in cache. Only the
 	// last chunk can end in a partial block; writeEnd feeds that one.
-	for src, dst := plaintext, ct; len(src) > 0; {
+	n := min(len(plaintext), chunkSize)
+	full := n &^ (blockSize - 1)
+	var key [blockSize]byte
+	chachacore.XORKeyStreamHead(s, a.rounds, &key, ct[:full], plaintext[:full])
+	chachaXOR(s, a.rounds, ct[full:n], plaintext[full:n])
+	mac := newMAC((*[32]byte)(key[:32]))
+	writePadded(mac, additionalData)
+	mac.Write(ct[:n&^(16-1)])
+	for src, dst := plaintext[n:], ct[n:]; len(src) > 0; {
 		n := min(len(src), chunkSize)
 		chachaXOR(s, a.rounds, dst[:n], src[:n])
 		mac.Write(dst[:n&^(16-1)])
@@ -202,10 +207,20 @@ func (a *chachaAEAD) openShort(s *chachacore.State, head, out, ct, additionalDat
 }
 
 // openLong is openShort for longer ciphertexts, which go straight through
-// the kernel in chunks, each MACed before it is decrypted.
+// the kernel in chunks, each MACed before it is decrypted. The MAC needs
+// block 0 first, and must read a chunk before it is decrypted (in place,
+// decrypting overwrites it). So in place block 0 comes alone; into a
+// separate buffer it comes from the same kernel call as the first message
+// blocks (as in Seal), which decrypts them ahead of the MAC.
 func (a *chachaAEAD) openLong(s *chachacore.State, out, ct, additionalData []byte, tag *[TagSize]byte) bool {
 	var key [blockSize]byte
-	a.startHead(s, key[:], 0)
+	first := 0 // bytes decrypted ahead
+	if alias.AnyOverlap(out, ct) {
+		chachacore.XORKeyStreamBlocks(s, a.rounds, key[:], zeroBlocks[:blockSize])
+	} else {
+		first = min(len(ct)&^(blockSize-1), headSize)
+		chachacore.XORKeyStreamHead(s, a.rounds, &key, out[:first], ct[:first])
+	}
 	mac := newMAC((*[32]byte)(key[:32]))
 	writePadded(mac, additionalData)
 	// The last partial block and the lengths, copied before the last
@@ -214,7 +229,8 @@ func (a *chachaAEAD) openLong(s *chachacore.State, out, ct, additionalData []byt
 	for src, dst := ct, out; len(src) > 0; {
 		n := min(len(src), chunkSize)
 		mac.Write(src[:n&^(16-1)])
-		chachaXOR(s, a.rounds, dst[:n], src[:n])
+		chachaXOR(s, a.rounds, dst[first:n], src[first:n])
+		first = 0
 		src, dst = src[n:], dst[n:]
 	}
 	mac.Write(end[:endLen])
