@@ -216,7 +216,7 @@ func (a *chachaAEAD) openLong(s *chachacore.State, out, ct, additionalData []byt
 	var key [blockSize]byte
 	first := 0 // bytes decrypted ahead
 	if alias.AnyOverlap(out, ct) {
-		chachacore.XORKeyStreamBlocks(s, a.rounds, key[:], zeroBlocks[:blockSize])
+		a.startHead(s, key[:], 0)
 	} else {
 		first = min(len(ct)&^(blockSize-1), headSize)
 		chachacore.XORKeyStreamHead(s, a.rounds, &key, out[:first], ct[:first])

@@ -27,13 +27,6 @@ const headBlocks = 16
 // the keystream of the message's next bytes.
 const headSize = headBlocks * blockSize
 
-// zeroBlocks is the input the kernels XOR into when only keystream is
-// wanted. Reading it rather than a freshly zeroed stack buffer matters:
-// Go zeroes a stack array with 16-byte stores, and a kernel's 64-byte
-// loads of it cannot be forwarded from those stores, so they wait for them
-// to reach the cache. Nothing writes to it.
-var zeroBlocks [headSize]byte
-
 // blockSize is the block size of both ciphers.
 const blockSize = chachacore.BlockSize
 
