@@ -132,15 +132,17 @@ func (f *Forwarder) Serve(ctx context.Context, ln net.Listener) error {
 	stopAccept := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stopAccept()
 
+	w := newWorkers(workerIdle, maxIdleWorkers)
+	defer w.stop()
 	acceptErr := f.acceptLoop(ctx, ln, pending, func(c net.Conn) {
 		wg.Add(1)
-		go func() {
+		w.run(func() {
 			defer wg.Done()
 			var once sync.Once
 			admitted := func() { once.Do(func() { <-pending }) }
 			defer admitted()
-			_ = f.handle(hard, c, g, admitted) // logged there; one failure never affects the others
-		}()
+			_ = f.handle(hard, c, g, admitted, w) // logged there; one failure never affects the others
+		})
 	})
 	ln.Close()
 

@@ -13,12 +13,12 @@ import (
 // error, already logged, is why the connection failed; nil if it ended
 // cleanly.
 func (f *Forwarder) Handle(ctx context.Context, raw net.Conn) error {
-	return f.handle(ctx, raw, nil, nil)
+	return f.handle(ctx, raw, nil, nil, nil)
 }
 
 // handle is Handle for Serve: once the connection is through its handshake
 // it takes a place at g (nil: none needed) and calls admitted.
-func (f *Forwarder) handle(ctx context.Context, raw net.Conn, g *gate, admitted func()) error {
+func (f *Forwarder) handle(ctx context.Context, raw net.Conn, g *gate, admitted func(), w *workers) error {
 	obs := f.observer()
 	obs.ConnOpened()
 	defer obs.ConnClosed()
@@ -40,7 +40,7 @@ func (f *Forwarder) handle(ctx context.Context, raw net.Conn, g *gate, admitted 
 		return err
 	}
 	defer leave()
-	up, down, err := f.pipe(ctx, in, out)
+	up, down, err := f.pipe(ctx, in, out, w)
 	if err != nil {
 		obs.TransferError(err)
 		log.Warn("connection failed", "stage", "transfer", "reason", Reason(err), "err", err,

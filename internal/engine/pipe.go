@@ -40,7 +40,7 @@ func (e *TransferError) Unwrap() error { return e.Err }
 // pipe copies in→out and out→in until both directions have ended. An EOF
 // on one side becomes a CloseWrite on the other, so each direction ends on
 // its own; any error ends both at once. in and out are closed on return.
-func (f *Forwarder) pipe(ctx context.Context, in, out Conn) (up, down int64, err error) {
+func (f *Forwarder) pipe(ctx context.Context, in, out Conn, w *workers) (up, down int64, err error) {
 	var ab aborter
 	ab.conns = [2]Conn{in, out}
 	stop := context.AfterFunc(ctx, func() { ab.abort(errShutdown) })
@@ -54,13 +54,18 @@ func (f *Forwarder) pipe(ctx context.Context, in, out Conn) (up, down int64, err
 	// Each direction aborts both at once on its own error: the other one
 	// may be blocked in a Read that only the close ends.
 	upDone := make(chan struct{})
-	go func() {
+	copyUp := func() {
 		defer close(upDone)
 		var err error
 		if up, err = f.copyHalf(out, in, true, idle); err != nil {
 			ab.abort(err)
 		}
-	}()
+	}
+	if w != nil {
+		w.run(copyUp)
+	} else {
+		go copyUp()
+	}
 	var downErr error
 	if down, downErr = f.copyHalf(in, out, false, idle); downErr != nil {
 		ab.abort(downErr)
