@@ -316,12 +316,22 @@ func (c *Conn) fill(n int) error {
 	if in.buf == nil {
 		in.buf = readBufs.get(in.limit + FrameOverhead + readAhead)
 	}
+	if in.start == in.end {
+		in.start, in.end = 0, 0
+	}
 	if in.start+n > len(in.buf) {
 		in.end = copy(in.buf, in.buf[in.start:in.end])
 		in.start = 0
 	}
+	// Reads stop where a largest frame starting at in.start would end. One
+	// read still brings in many small frames, but never the start of the
+	// frame after a large one: that would have to be moved to the front of
+	// the buffer before it could be completed, which cost 5% of a bulk
+	// receiver's CPU. A stream of large frames now empties the buffer at
+	// every frame and starts again at its front.
+	stop := min(len(in.buf), in.start+in.limit+FrameOverhead)
 	for in.end-in.start < n {
-		m, err := c.conn.Read(in.buf[in.end:])
+		m, err := c.conn.Read(in.buf[in.end:stop])
 		in.end += m
 		if in.end-in.start >= n {
 			return nil
