@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net"
 	"testing"
 	"time"
@@ -42,9 +43,11 @@ func BenchmarkConnection(b *testing.B) {
 	for _, p := range protocols {
 		b.Run(p.name, func(b *testing.B) {
 			target := echoServer(b)
-			inner := serveBench(b, &Forwarder{SecureSide: SecureInbound, Secure: p.inbound,
+			// Logging as the tool does with --log-level error.
+			log := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError}))
+			inner := serveBench(b, &Forwarder{SecureSide: SecureInbound, Secure: p.inbound, Log: log,
 				Dial: (&TargetDialer{Target: Addr{Network: "tcp", Address: target}}).Dial})
-			outer := serveBench(b, &Forwarder{SecureSide: SecureOutbound, Secure: p.outbound,
+			outer := serveBench(b, &Forwarder{SecureSide: SecureOutbound, Secure: p.outbound, Log: log,
 				Dial: (&TargetDialer{Target: Addr{Network: "tcp", Address: inner}}).Dial})
 			b.ReportAllocs()
 			cpu := processCPUTime()

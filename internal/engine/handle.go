@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"time"
 )
@@ -23,7 +24,9 @@ func (f *Forwarder) handle(ctx context.Context, raw net.Conn, g *gate, admitted 
 	obs.ConnOpened()
 	defer obs.ConnClosed()
 	start := time.Now()
-	log := f.log().With("peer", addrString(raw.RemoteAddr()))
+	// Built only for a line that is written: most connections log nothing,
+	// and With formats its attributes at once.
+	log := func() *slog.Logger { return f.log().With("peer", addrString(raw.RemoteAddr())) }
 
 	// Until the transfer owns them, the connections close when ctx ends.
 	closeRaw := context.AfterFunc(ctx, func() { raw.Close() })
@@ -36,19 +39,21 @@ func (f *Forwarder) handle(ctx context.Context, raw net.Conn, g *gate, admitted 
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (%w)", errShutdown, err)
 		}
-		log.Warn("connection failed", "stage", stage, "reason", Reason(err), "err", err)
+		log().Warn("connection failed", "stage", stage, "reason", Reason(err), "err", err)
 		return err
 	}
 	defer leave()
 	up, down, err := f.pipe(ctx, in, out, w)
 	if err != nil {
 		obs.TransferError(err)
-		log.Warn("connection failed", "stage", "transfer", "reason", Reason(err), "err", err,
+		log().Warn("connection failed", "stage", "transfer", "reason", Reason(err), "err", err,
 			"bytes_to_target", up, "bytes_from_target", down)
 		return err
 	}
-	log.Debug("connection closed", "bytes_to_target", up, "bytes_from_target", down,
-		"duration", time.Since(start).Round(time.Millisecond))
+	if f.log().Enabled(ctx, slog.LevelDebug) {
+		log().Debug("connection closed", "bytes_to_target", up, "bytes_from_target", down,
+			"duration", time.Since(start).Round(time.Millisecond))
+	}
 	return nil
 }
 
