@@ -86,8 +86,12 @@ func TestKernelsFromExtremeStates(t *testing.T) {
 	}
 }
 
-// ifmaThresholdForTest is the shortest Write the IFMA kernel takes.
-const ifmaThresholdForTest = ifmaMinBytes
+// The shortest Writes the IFMA kernel takes, before and after its powers
+// are computed.
+const (
+	ifmaThresholdForTest       = ifmaMinBytes
+	ifmaCachedThresholdForTest = ifmaCachedMinBytes
+)
 
 // TestKernelsReusePowers runs updateBlocks several times on one state
 // with the powers kept between calls, from the extreme accumulators of

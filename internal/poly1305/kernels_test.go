@@ -213,7 +213,8 @@ func TestReduce(t *testing.T) {
 func TestCachedPowers(t *testing.T) {
 	r := testutil.Rand(t)
 	sizes := []int{ifmaThresholdForTest, 16, 3, 1000, 17, ifmaThresholdForTest - 16,
-		ifmaThresholdForTest + 16, 256, 4096, 1, 5000, 48, 700}
+		ifmaThresholdForTest + 16, ifmaCachedThresholdForTest - 16, ifmaCachedThresholdForTest,
+		ifmaCachedThresholdForTest + 1, 256, 4096, 1, 5000, 48, 700}
 	total := 0
 	for _, n := range sizes {
 		total += n

@@ -2,6 +2,9 @@
 
 package poly1305
 
-// ifmaThresholdForTest stands for the IFMA kernel's shortest Write where
-// there is no IFMA kernel: TestCachedPowers still writes the same sizes.
-const ifmaThresholdForTest = 384
+// The IFMA kernel's shortest Writes, where there is no IFMA kernel:
+// TestCachedPowers still writes the same sizes.
+const (
+	ifmaThresholdForTest       = 384
+	ifmaCachedThresholdForTest = 112
+)
