@@ -144,9 +144,7 @@ func TestMaxConns(t *testing.T) {
 	first := dial(t, addr)
 	_, err := first.Write([]byte("1"))
 	require.NoError(t, err)
-	buf := make([]byte, 1)
-	_, err = io.ReadFull(first, buf) // the first connection is through
-	require.NoError(t, err)
+	requireAnswer(t, first, "1", "first connection not served")
 
 	second := dial(t, addr)
 	_, err = second.Write([]byte("2"))
@@ -154,17 +152,30 @@ func TestMaxConns(t *testing.T) {
 	// The second connection waits where it first meets the limit: in
 	// connect, which is limited too.
 	connect.waitLog(t, `level=WARN msg="connection limit reached; new connections wait" max_conns=1`)
-	require.NoError(t, second.SetReadDeadline(time.Now().Add(500*time.Millisecond)))
-	_, err = second.Read(buf)
-	require.Error(t, err, "second connection served while the first held the only slot")
+	requireNoAnswer(t, second, "second connection served while the first held the only slot")
 	assert.Equal(t, int32(1), tg.accepts.Load())
 
 	first.Close()
-	require.NoError(t, second.SetReadDeadline(time.Now().Add(10*time.Second)))
-	_, err = io.ReadFull(second, buf)
-	require.NoError(t, err, "second connection not served after the first ended")
-	assert.Equal(t, "2", string(buf))
+	requireAnswer(t, second, "2", "second connection not served after the first ended")
 	assert.Equal(t, int32(2), tg.accepts.Load())
+}
+
+// requireNoAnswer checks that c has nothing to read for half a second.
+func requireNoAnswer(t *testing.T, c *net.TCPConn, why string) {
+	t.Helper()
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(500*time.Millisecond)))
+	_, err := c.Read(make([]byte, 1))
+	require.Error(t, err, why)
+}
+
+// requireAnswer reads want from c, waiting up to 10 s.
+func requireAnswer(t *testing.T, c *net.TCPConn, want, why string) {
+	t.Helper()
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))
+	got := make([]byte, len(want))
+	_, err := io.ReadFull(c, got)
+	require.NoError(t, err, why)
+	assert.Equal(t, want, string(got))
 }
 
 // TestMaxPending: a peer that connects and says nothing holds one of the
@@ -182,17 +193,11 @@ func TestMaxPending(t *testing.T) {
 	honest := dial(t, caddr)
 	_, err := honest.Write([]byte("h"))
 	require.NoError(t, err)
-	buf := make([]byte, 1)
-	require.NoError(t, honest.SetReadDeadline(time.Now().Add(500*time.Millisecond)))
-	_, err = honest.Read(buf)
-	require.Error(t, err, "honest client served while a staller held the only pending place")
+	requireNoAnswer(t, honest, "honest client served while a staller held the only pending place")
 	assert.Equal(t, int32(0), tg.accepts.Load())
 
 	staller.Close()
-	require.NoError(t, honest.SetReadDeadline(time.Now().Add(10*time.Second)))
-	_, err = io.ReadFull(honest, buf)
-	require.NoError(t, err, "honest client not served once the staller left")
-	assert.Equal(t, "h", string(buf))
+	requireAnswer(t, honest, "h", "honest client not served once the staller left")
 	assert.Equal(t, int32(1), tg.accepts.Load())
 }
 

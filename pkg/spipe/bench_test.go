@@ -5,6 +5,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/spipe-dev/spipe/internal/testutil"
 )
 
 // BenchmarkThroughput pushes 16 KiB writes through one Conn pair over
@@ -110,6 +112,10 @@ func BenchmarkFrame(b *testing.B) {
 		})
 	}
 }
+
+// processCPUTime is the process's CPU time so far; zero where it cannot
+// be read, which leaves the CPU figures out.
+func processCPUTime() time.Duration { d, _ := testutil.ProcessCPUTime(); return d }
 
 // reportCPU adds the process's CPU time per operation (both ends, user and
 // system, every thread) and, for transfers, the matching throughput. On
