@@ -122,11 +122,14 @@ func (a *chachaAEAD) sealLong(s *chachacore.State, out, plaintext, additionalDat
 	ct := out[:len(plaintext)]
 	// Encrypt a chunk, then MAC it while it is still in cache. Only the
 	// last chunk can end in a partial block; writeEnd feeds that one.
+	// The first call takes up to 16 message blocks beside block 0;
+	// chachaXOR the rest, whose partial last block it joins to the full
+	// blocks before it.
 	n := min(len(plaintext), chunkSize)
-	full := n &^ (blockSize - 1)
+	first := min(n&^(blockSize-1), headSize)
 	var key [blockSize]byte
-	chachacore.XORKeyStreamHead(s, a.rounds, &key, ct[:full], plaintext[:full])
-	chachaXOR(s, a.rounds, ct[full:n], plaintext[full:n])
+	chachacore.XORKeyStreamHead(s, a.rounds, &key, ct[:first], plaintext[:first])
+	chachaXOR(s, a.rounds, ct[first:n], plaintext[first:n])
 	mac := newMAC((*[32]byte)(key[:32]))
 	writePadded(mac, additionalData)
 	mac.Write(ct[:n&^(16-1)])

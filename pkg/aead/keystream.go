@@ -40,17 +40,50 @@ func roundUpBlocks(n int) int { return (n + blockSize - 1) &^ (blockSize - 1) }
 // for any length of src, and advances s[12]. A final partial block's unused
 // keystream is discarded (every caller ends its message there). The caller
 // keeps the message within the 32-bit counter and len(src) <= chunkSize.
+//
+// A partial last block does not get a kernel call of its own, which would
+// cost as much as a whole row-kernel call of latency-bound rounds: it joins
+// the call for the last tailJoin(n) full blocks, through a stack buffer.
 func chachaXOR(s *chachacore.State, rounds int, dst, src []byte) {
 	full := len(src) &^ (chachacore.BlockSize - 1)
-	if full > 0 {
-		chachacore.XORKeyStreamBlocks(s, rounds, dst[:full], src[:full])
+	if full == len(src) {
+		if full > 0 {
+			chachacore.XORKeyStreamBlocks(s, rounds, dst, src)
+		}
+		return
 	}
-	if tail := src[full:]; len(tail) > 0 {
-		var ks [chachacore.BlockSize]byte
-		chachacore.XORKeyStreamBlocks(s, rounds, ks[:], ks[:])
-		subtle.XORBytes(dst[full:], tail, ks[:])
+	j := tailJoin(full / chachacore.BlockSize)
+	split := full - j*chachacore.BlockSize
+	if split > 0 {
+		chachacore.XORKeyStreamBlocks(s, rounds, dst[:split], src[:split])
 	}
+	// Go zeroes the buffer on every call: only as large as needed.
+	if j == 0 {
+		var buf [chachacore.BlockSize]byte
+		xorThrough(s, rounds, buf[:], dst[split:], src[split:])
+		return
+	}
+	var buf [16 * chachacore.BlockSize]byte
+	xorThrough(s, rounds, buf[:], dst[split:], src[split:])
 }
+
+// xorThrough XORs keystream into dst from src (fewer bytes than buf holds)
+// by way of buf, so that the kernel sees whole blocks.
+func xorThrough(s *chachacore.State, rounds int, buf, dst, src []byte) {
+	n := copy(buf, src)
+	m := roundUpBlocks(n)
+	chachacore.XORKeyStreamBlocks(s, rounds, buf[:m], buf[:m])
+	copy(dst, buf[:n])
+}
+
+// tailJoin is how many of n full blocks before a partial last block share
+// its kernel call. The AVX-512 kernels take whole multiples of 32 blocks,
+// then the rest in groups of 16 at the price of 16, or up to 8, 4, 2 or 1
+// at the price of that many: the last n mod 16 blocks and the partial one
+// make a group that costs no more than those blocks alone (16 of them
+// would start a group of their own, so then it joins none). The other
+// kernels' prices rise more gently; for them it saves a call as well.
+func tailJoin(n int) int { return n % 16 }
 
 // salsaXOR is chachaXOR for Salsa20, whose 64-bit block counter lives in
 // s[8] (low) and s[9] (high): it splits the work where s[8] wraps and
