@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/spipe-dev/spipe/pkg/spipe"
 )
 
 // bufSize matches the protocol's default maximum frame payload, so one
@@ -83,6 +85,9 @@ func (f *Forwarder) copyHalf(dst, src Conn, toTarget bool, idle *idleWatch) (int
 		srcSide, dstSide = dstSide, srcSide
 	}
 	obs := f.observer()
+	if sc, ok := dst.(*spipe.Conn); ok {
+		return copyIntoFrames(sc, src, toTarget, idle, obs, srcSide, dstSide)
+	}
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
 	buf := *bp
@@ -109,6 +114,58 @@ func (f *Forwarder) copyHalf(dst, src Conn, toTarget bool, idle *idleWatch) (int
 			return n, &TransferError{Side: srcSide, Op: "read", Err: rerr}
 		}
 	}
+}
+
+// copyIntoFrames is copyHalf toward a spipe connection: its ReadFrom reads
+// src straight into each frame and seals it in place, so the plaintext
+// passes through no buffer of ours. src is wrapped to keep what copyHalf
+// does per chunk (idle clock, byte count) and to tell src's errors from
+// the connection's.
+func copyIntoFrames(dst *spipe.Conn, src Conn, toTarget bool, idle *idleWatch, obs Observer, srcSide, dstSide string) (int64, error) {
+	r := &watchedReader{r: src, idle: idle, obs: obs, toTarget: toTarget}
+	n, err := dst.ReadFrom(r)
+	obs.Bytes(toTarget, int(n-r.counted))
+	switch {
+	case r.err != nil:
+		return n, &TransferError{Side: srcSide, Op: "read", Err: r.err}
+	case err != nil:
+		return n, &TransferError{Side: dstSide, Op: "write", Err: err}
+	}
+	if err := dst.CloseWrite(); err != nil {
+		return n, &TransferError{Side: dstSide, Op: "close-write", Err: err}
+	}
+	return n, nil
+}
+
+// watchedReader is the source of a ReadFrom. ReadFrom asks for more only
+// after it has sent what it read, so each Read also reports the previous
+// chunk as forwarded.
+type watchedReader struct {
+	r        Conn
+	idle     *idleWatch
+	obs      Observer
+	toTarget bool
+	pending  int   // read, not yet known to be sent
+	counted  int64 // reported to obs
+	err      error // the source's own error, io.EOF aside
+}
+
+func (w *watchedReader) Read(p []byte) (int, error) {
+	if w.pending > 0 {
+		w.idle.touch()
+		w.obs.Bytes(w.toTarget, w.pending)
+		w.counted += int64(w.pending)
+		w.pending = 0
+	}
+	n, err := w.r.Read(p)
+	if n > 0 {
+		w.idle.touch()
+		w.pending = n
+	}
+	if err != nil && err != io.EOF {
+		w.err = err
+	}
+	return n, err
 }
 
 // aborter closes both sides once, on the first error, and remembers it;

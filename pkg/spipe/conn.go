@@ -430,16 +430,23 @@ func (c *Conn) writable() error {
 // writeFrame seals and sends one frame. out.mu is held.
 func (c *Conn) writeFrame(t FrameType, data []byte) error {
 	out := &c.out
-	if out.counter > MaxFrameCounter {
-		out.err = fmt.Errorf("spipe: write: %w", ErrCounterExhausted)
-		return out.err
-	}
 	if out.buf == nil {
 		// Allocated on first use, so idle connections and handshake-only
 		// probes cost no buffer.
 		out.buf = writeBufs.get(out.limit + FrameOverhead)[:0]
 	}
-	frame := out.fc.SealFrame(out.buf[:0], out.counter, t, data, out.padTo)
+	return c.sendFrame(out.buf, t, data)
+}
+
+// sendFrame seals one frame into buf (data may already sit in buf where
+// the frame's plaintext goes, see ReadFrom) and sends it. out.mu is held.
+func (c *Conn) sendFrame(buf []byte, t FrameType, data []byte) error {
+	out := &c.out
+	if out.counter > MaxFrameCounter {
+		out.err = fmt.Errorf("spipe: write: %w", ErrCounterExhausted)
+		return out.err
+	}
+	frame := out.fc.SealFrame(buf[:0], out.counter, t, data, out.padTo)
 	out.counter++
 	if _, err := c.conn.Write(frame); err != nil {
 		if c.closed.Load() {

@@ -119,13 +119,15 @@ func (f *FrameCipher) SealFrame(dst []byte, counter uint64, t FrameType, data []
 	case padTo > 0:
 		header[0] |= framePadded
 		put24(pt, len(data))
-		copy(pt[padPrefix:], data)
+		if !staged(pt[padPrefix:], data) {
+			copy(pt[padPrefix:], data)
+		}
 		clear(pt[padPrefix+len(data):])
 	case !alias.AnyOverlap(data, frame):
 		// Seal straight from data: one pass over the bytes instead of a
 		// copy and a pass.
 		pt = data
-	default:
+	case !staged(pt, data):
 		copy(pt, data)
 	}
 	nonce, ad := f.setNonce(counter, header)
@@ -133,6 +135,13 @@ func (f *FrameCipher) SealFrame(dst []byte, counter uint64, t FrameType, data []
 	// (in-place sealing as cipher.AEAD defines it).
 	f.aead.Seal(frame[FrameHeaderSize:FrameHeaderSize], nonce, pt, ad)
 	return ret
+}
+
+// staged reports whether data already sits where into starts, as when a
+// reader filled the frame's plaintext area directly: then there is
+// nothing to copy.
+func staged(into, data []byte) bool {
+	return len(data) > 0 && &into[0] == &data[0]
 }
 
 // FrameSize returns the total size (header, payload, tag) of the frame whose

@@ -1,0 +1,147 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/spipe-dev/spipe/pkg/spipe"
+)
+
+// recorder is an Observer that keeps what it is told.
+type recorder struct {
+	nopObserver
+	mu               sync.Mutex
+	toTarget, toPeer int
+	failures         []error
+}
+
+func (r *recorder) Bytes(toTarget bool, n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if toTarget {
+		r.toTarget += n
+	} else {
+		r.toPeer += n
+	}
+}
+
+func (r *recorder) TransferError(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failures = append(r.failures, err)
+}
+
+// spipeSink is a spipe server that reads a whole stream and answers with
+// its SHA-256; it returns its address.
+func spipeSink(t *testing.T, cfg *spipe.Config) string {
+	ln := listenTCP(t)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				sc := spipe.Server(c, cfg)
+				defer sc.Close()
+				h := sha256.New()
+				if _, err := io.Copy(h, sc); err != nil {
+					return
+				}
+				sc.Write(h.Sum(nil))
+				sc.CloseWrite()
+			}()
+		}
+	}()
+	t.Cleanup(func() { ln.Close() })
+	return ln.Addr().String()
+}
+
+// connectSide is a forwarder shaped like "spipe connect": plaintext in,
+// spipe out to target.
+func connectSide(t *testing.T, target string, cfg *spipe.Config, obs Observer) string {
+	return serveWith(t, &Forwarder{
+		SecureSide: SecureOutbound,
+		Secure: func(ctx context.Context, c net.Conn) (Conn, error) {
+			sc := spipe.Client(c, cfg)
+			return sc, sc.Handshake(ctx)
+		},
+		Dial:     (&TargetDialer{Target: Addr{Network: "tcp", Address: target}}).Dial,
+		Observer: obs,
+	})
+}
+
+func testConfig(t *testing.T) *spipe.Config {
+	key, err := spipe.NewKey(make([]byte, 32))
+	require.NoError(t, err)
+	return &spipe.Config{Keys: []*spipe.Key{key}, DisableForwardSecrecy: true}
+}
+
+// TestCopyIntoFrames: the plaintext side's bytes reach the spipe side
+// through its ReadFrom intact, every one of them counted, and the end of
+// the stream is carried as the authenticated close-write.
+func TestCopyIntoFrames(t *testing.T) {
+	cfg := testConfig(t)
+	obs := &recorder{}
+	addr := connectSide(t, spipeSink(t, cfg), cfg, obs)
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.SetDeadline(time.Now().Add(20*time.Second)))
+	msg := make([]byte, 300_001)
+	for i := range msg {
+		msg[i] = byte(i * 7)
+	}
+	_, err = c.Write(msg)
+	require.NoError(t, err)
+	require.NoError(t, c.(*net.TCPConn).CloseWrite())
+	sum, err := io.ReadAll(c)
+	require.NoError(t, err)
+	want := sha256.Sum256(msg)
+	assert.Equal(t, want[:], sum)
+	c.Close()
+	// The connection's goroutines report their last counts as they end.
+	assert.Eventually(t, func() bool {
+		obs.mu.Lock()
+		defer obs.mu.Unlock()
+		return obs.toTarget == len(msg) && obs.toPeer == len(sum)
+	}, 10*time.Second, 10*time.Millisecond)
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	assert.Equal(t, len(msg), obs.toTarget, "bytes counted toward the target")
+	assert.Equal(t, len(sum), obs.toPeer, "bytes counted back")
+}
+
+// TestCopyIntoFramesNamesTheFailingSide: a plaintext client that resets
+// mid-stream is a failed read on the client side, not a failed write to
+// the target.
+func TestCopyIntoFramesNamesTheFailingSide(t *testing.T) {
+	cfg := testConfig(t)
+	obs := &recorder{}
+	addr := connectSide(t, spipeSink(t, cfg), cfg, obs)
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	_, err = c.Write(make([]byte, 10_000))
+	require.NoError(t, err)
+	time.Sleep(100 * time.Millisecond) // let the forwarder connect and start copying
+	require.NoError(t, c.(*net.TCPConn).SetLinger(0))
+	require.NoError(t, c.Close())
+	require.Eventually(t, func() bool {
+		obs.mu.Lock()
+		defer obs.mu.Unlock()
+		return len(obs.failures) > 0
+	}, 10*time.Second, 10*time.Millisecond)
+	var te *TransferError
+	require.True(t, errors.As(obs.failures[0], &te), "%v", obs.failures[0])
+	assert.Equal(t, "client", te.Side)
+	assert.Equal(t, "read", te.Op)
+}
