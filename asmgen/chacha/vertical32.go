@@ -28,13 +28,12 @@ const headSignature = "func(s *[16]uint32, rounds int, dst, src []byte, head *[6
 
 // vertical32Head is vertical32, and with head (sets == 1 only) the kernel
 // first writes the key stream block at the counter s[12] to head, computed
-// in the row layout beside the 16-block group: a single block's rounds are
-// one long dependency chain that leaves the vector units mostly idle, and
-// here they fill the gaps of the group's rounds instead of costing a
-// kernel call of their own. The message blocks then start at counter
-// s[12] + 1, and s[12] advances by their number plus one. That is block 0
-// of an RFC 8439 AEAD (the Poly1305 key) and the first message blocks in
-// one call.
+// in general registers beside the 16-block group (see scalarHead): a
+// single block in a kernel call of its own is one long dependency chain,
+// and here it runs on otherwise idle ports instead. The message blocks
+// then start at counter s[12] + 1, and s[12] advances by their number plus
+// one. That is block 0 of an RFC 8439 AEAD (the Poly1305 key) and the
+// first message blocks in one call.
 func vertical32Head(name string, sets int, head bool) {
 	isa := arx.AVX512
 	if head && sets != 1 {
@@ -50,7 +49,7 @@ func vertical32Head(name string, sets int, head bool) {
 	case head:
 		Doc(name+" writes the ChaCha block at the counter s[12] to head and XORs the",
 			"next len(src)/64 blocks into dst, 16 at a time in the vertical layout (AVX-512);",
-			"the head block runs in the row layout beside the first group. len(src) >= 64.")
+			"the head block runs in general registers beside the first group. len(src) >= 64.")
 	case sets == 1:
 		Doc(name+" XORs len(src)/64 ChaCha blocks into dst, 16 at a time in the",
 			"vertical layout (AVX-512); a last group of fewer than 16 blocks stores only those.")
@@ -59,34 +58,9 @@ func vertical32Head(name string, sets int, head bool) {
 			"interleaved 16-block vertical groups (AVX-512). len(src) must be a multiple of 2048.")
 	}
 	a := loadArgs()
-	// The head block's rows (row layout: a, b, c, d, one XMM each) from s
-	// as it is on entry; then the message counters start one block later.
-	hisa := arx.AVX512VL128
-	var hinit, hx [4]Register
-	var hp Mem
+	var sh *scalarHead
 	if head {
-		hp = Mem{Base: Load(Param("head"), GP64())}
-		for k := range hinit {
-			hinit[k] = hisa.Vec()
-			hisa.Load(hinit[k], a.s.Offset(16*k))
-		}
-		INCL(a.s.Offset(48))
-	}
-	// headDouble emits one double round of the head block.
-	headDouble := func() {
-		if !head {
-			return
-		}
-		q := [][4]Register{hx}
-		shuffle := func(na, nc, nd int) {
-			hisa.Shuffle(hx[0], hx[0], arx.RotateLanes(na))
-			hisa.Shuffle(hx[2], hx[2], arx.RotateLanes(nc))
-			hisa.Shuffle(hx[3], hx[3], arx.RotateLanes(nd))
-		}
-		quarterRounds(hisa, q, nil)
-		shuffle(3, 1, 2) // as in rows: b stays, a, c, d rotate
-		quarterRounds(hisa, q, nil)
-		shuffle(1, 3, 2)
+		sh = newScalarHead(a)
 	}
 	f := newFrame(isa, 16+16+sets+1)
 	w := setupWords(f, a, sets)
@@ -114,12 +88,6 @@ func vertical32Head(name string, sets int, head bool) {
 		isa.Load(x[set][8], w.orig[8])
 		isa.Load(x[set][12], w.ctr[set])
 	}
-	if head {
-		for k := range hx {
-			hx[k] = hisa.Vec()
-			hisa.Copy(hx[k], hinit[k])
-		}
-	}
 	Comment("First double round: columns 1-3 of the column round are precomputed.")
 	var qs [][4]Register
 	for set := range x {
@@ -135,23 +103,34 @@ func vertical32Head(name string, sets int, head bool) {
 		}
 	}
 	doubleHalf(isa, x, diagonals)
-	headDouble()
 
-	rounds := GP64()
-	MOVQ(a.rounds, rounds)
-	DECQ(rounds)
-	Label(name + "_rounds")
-	doubleHalf(isa, x, columns)
-	doubleHalf(isa, x, diagonals)
-	headDouble()
-	DECQ(rounds)
-	JNZ(LabelRef(name + "_rounds"))
-
-	if head {
-		for k := range hx {
-			hisa.Add(hx[k], hinit[k])
-			hisa.Store(hp.Offset(16*k), hx[k])
-		}
+	if !head {
+		rounds := GP64()
+		MOVQ(a.rounds, rounds)
+		DECQ(rounds)
+		Label(name + "_rounds")
+		doubleHalf(isa, x, columns)
+		doubleHalf(isa, x, diagonals)
+		DECQ(rounds)
+		JNZ(LabelRef(name + "_rounds"))
+	} else {
+		// The head block needs every general register: the round
+		// counter lives on the stack, and sh.begin parks the rest.
+		count := AllocLocal(8)
+		t := GP64()
+		MOVQ(a.rounds, t)
+		DECQ(t)
+		MOVQ(t, count)
+		sh.begin(a.s.Base, a.rounds, a.dst, a.src, a.blocks, a.total, f.base.Base)
+		sh.double()
+		Label(name + "_rounds")
+		doubleHalf(isa, x, columns)
+		sh.half(columns)
+		doubleHalf(isa, x, diagonals)
+		sh.half(diagonals)
+		DECQ(count)
+		JNZ(LabelRef(name + "_rounds"))
+		sh.end()
 	}
 
 	Comment("Feed-forward: add the input words.")

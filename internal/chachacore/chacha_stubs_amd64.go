@@ -18,7 +18,7 @@ func chachaAVX512x16(s *[16]uint32, rounds int, dst []byte, src []byte)
 
 // chachaAVX512x16h writes the ChaCha block at the counter s[12] to head and XORs the
 // next len(src)/64 blocks into dst, 16 at a time in the vertical layout (AVX-512);
-// the head block runs in the row layout beside the first group. len(src) >= 64.
+// the head block runs in general registers beside the first group. len(src) >= 64.
 //
 //go:noescape
 func chachaAVX512x16h(s *[16]uint32, rounds int, dst []byte, src []byte, head *[64]byte)
