@@ -157,7 +157,7 @@ func TestInPlace(t *testing.T) {
 	key := testutil.Bytes(r, KeySize)
 	for _, s := range Suites() {
 		a := mustNew(t, s, key)
-		for _, n := range []int{0, 1, 33, 100, headSize - 64, headSize - 63, headSize, 1500, 2048, chunkSize + 7} {
+		for _, n := range []int{0, 1, 33, 100, headSize - 64, headSize - 63, headSize - 1, headSize, headSize + 1, 1500, 2048, chunkSize + 7} {
 			nonce := testutil.Bytes(r, a.NonceSize())
 			msg := testutil.Bytes(r, n)
 			want := a.Seal(nil, nonce, msg, nil)

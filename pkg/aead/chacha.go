@@ -55,10 +55,18 @@ func (a *chachaAEAD) init(s *chachacore.State, nonce []byte) {
 // startHead generates, in one kernel call, keystream block 0 (the Poly1305
 // key) and after it the keystream of the first msgLen message bytes into
 // head, which must hold them rounded up to whole blocks. A SIMD kernel
-// computes those blocks beside block 0. s is left at the block after them.
+// computes those blocks beside block 0: up to 16 in all as one group, and
+// 16 message blocks with block 0 as the kernel's head block
+// (chachacore.XORKeyStreamHead), not as a second group. s is left at the
+// block after them.
 func (a *chachaAEAD) startHead(s *chachacore.State, head []byte, msgLen int) {
 	n := roundUpBlocks(chachacore.BlockSize + msgLen)
-	chachacore.XORKeyStreamBlocks(s, a.rounds, head[:n], head[:n])
+	if n <= headSize {
+		chachacore.XORKeyStreamBlocks(s, a.rounds, head[:n], head[:n])
+		return
+	}
+	ks := head[chachacore.BlockSize:n]
+	chachacore.XORKeyStreamHead(s, a.rounds, (*[chachacore.BlockSize]byte)(head), ks, ks)
 }
 
 // Seal encrypts and authenticates plaintext and additional data and appends
@@ -91,6 +99,12 @@ func (a *chachaAEAD) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
 		a.sealShort(&s, head[:], out, plaintext, additionalData)
 	case n <= headSize-blockSize:
 		var head [headSize]byte
+		a.sealShort(&s, head[:], out, plaintext, additionalData)
+	case n < headSize:
+		// 16 message blocks, the last one partial: block 0 beside them
+		// in one call, where the long path would give the partial block
+		// a call of its own.
+		var head [headSize + blockSize]byte
 		a.sealShort(&s, head[:], out, plaintext, additionalData)
 	default:
 		a.sealLong(&s, out, plaintext, additionalData)
@@ -183,6 +197,11 @@ func (a *chachaAEAD) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte
 		ok = a.openShort(&s, head[:], out, ct, additionalData, &tag)
 	case n <= headSize-blockSize:
 		var head [headSize]byte
+		ok = a.openShort(&s, head[:], out, ct, additionalData, &tag)
+	case n < headSize:
+		// As in Seal. (A whole 1 KiB in place measured faster on the
+		// long path, block 0 alone, than through this buffer.)
+		var head [headSize + blockSize]byte
 		ok = a.openShort(&s, head[:], out, ct, additionalData, &tag)
 	default:
 		ok = a.openLong(&s, out, ct, additionalData, &tag)
