@@ -15,13 +15,15 @@ import (
 const ifmaAccs = 2
 
 // The powers of r that polyIFMAPowers computes and polyIFMA reads, as
-// uint64 words: per accumulator a, five vectors of 8 lanes at word
-// 8·(5a+i) (limbs b0, b1, b2 and the multiples 20·b1, 20·b2 of the power
-// each lane ends with), then the loop multiplier r^16 as five words at
-// ifmaMainWord (the same five numbers, broadcast by polyIFMA).
+// uint64 words: per accumulator a, the three limb vectors (8 lanes each)
+// of the power each lane ends with at word 8·(3a+i), then the three limbs
+// of the loop multiplier r^16 at ifmaMainWord (broadcast by polyIFMA).
+// polyIFMA derives the multiples 20·b1, 20·b2 itself: a few shifts per
+// call, where storing them would make every MAC (which Go zeroes when it
+// is created) larger by two thirds as much again.
 const (
-	ifmaMainWord   = 8 * 5 * ifmaAccs
-	ifmaPowerWords = ifmaMainWord + 5
+	ifmaMainWord   = 8 * 3 * ifmaAccs
+	ifmaPowerWords = ifmaMainWord + 3
 )
 
 var ifmaPowersType = fmt.Sprintf("*[%d]uint64", ifmaPowerWords)
@@ -39,11 +41,11 @@ func ifmaPowersKernel() {
 	k := newIFMAConsts()
 	main, final := ifmaPowers(rp, k)
 	for a := range ifmaAccs {
-		for i := range 5 {
-			VMOVDQU64(final[a][i], pw.Offset(64*(5*a+i)))
+		for i := range 3 {
+			VMOVDQU64(final[a][i], pw.Offset(64*(3*a+i)))
 		}
 	}
-	for i := range 5 {
+	for i := range 3 {
 		VMOVQ(main[i].AsX(), pw.Offset(8*(ifmaMainWord+i)))
 	}
 	VZEROUPPER()
@@ -113,10 +115,15 @@ func ifma() {
 	mask44 := k.mask44
 
 	var r [5]Op
-	for i := range r {
-		v := ZMM()
-		VPBROADCASTQ(pw.Offset(8*(ifmaMainWord+i)), v)
-		r[i] = v
+	{
+		var b [3]VecVirtual
+		for i := range b {
+			b[i] = ZMM()
+			VPBROADCASTQ(pw.Offset(8*(ifmaMainWord+i)), b[i])
+		}
+		for i, v := range times20(b) {
+			r[i] = v
+		}
 	}
 	hibit := bcst(1 << 40) // 2^128 at limb 2 (bit 88)
 
@@ -218,9 +225,14 @@ func ifma() {
 
 	Label("ifma_last")
 	for a := range accs {
+		var b [3]VecVirtual
+		for i := range b {
+			b[i] = ZMM()
+			VMOVDQU64(pw.Offset(64*(3*a+i)), b[i])
+		}
 		var p [5]Op
-		for i := range p {
-			p[i] = pw.Offset(64 * (5*a + i))
+		for i, v := range times20(b) {
+			p[i] = v
 		}
 		ifmaMul(H[a], L[a], G[a], p, k)
 	}
@@ -252,8 +264,8 @@ func ifma() {
 // in every lane and, per accumulator, the power each lane ends with: the
 // loads interleave two ZMMs' quadwords, so lane q of accumulator a holds
 // block 8a + q/2 (q even) or 8a + 4 + q/2 (q odd) of a group and needs
-// r^(16 - block). Both come as five vectors: limbs b0, b1, b2 and the
-// multiples 20·b1, 20·b2. Limbs are partially reduced (below 2^45).
+// r^(16 - block). Both come as three limb vectors b0, b1, b2, partially
+// reduced (below 2^45).
 //
 // The powers fill the lanes of one vector at a time, doubling the count
 // with each multiplication: r^2 (all lanes), then r^3, r^4, then r^5..r^8,
@@ -261,7 +273,7 @@ func ifma() {
 // multiplications, each waiting for the one before, where squaring and
 // blending per lane took seven; the lane moves in between are permutes,
 // which run on another port than the multiply-adds.
-func ifmaPowers(rp Mem, k ifmaConsts) (main [5]VecVirtual, final [ifmaAccs][5]VecVirtual) {
+func ifmaPowers(rp Mem, k ifmaConsts) (main [3]VecVirtual, final [ifmaAccs][3]VecVirtual) {
 	type num = [3]VecVirtual
 	newNum := func() num { return num{ZMM(), ZMM(), ZMM()} }
 	l0, l1, l2 := loadR44(rp)
@@ -270,17 +282,7 @@ func ifmaPowers(rp Mem, k ifmaConsts) (main [5]VecVirtual, final [ifmaAccs][5]Ve
 	VPBROADCASTQ(l1, r1[1])
 	VPBROADCASTQ(l2, r1[2])
 
-	// ext returns b's five multiplier vectors.
-	ext := func(b num) [5]VecVirtual {
-		s1, s2, t := ZMM(), ZMM(), ZMM()
-		for k, src := range []VecVirtual{b[1], b[2]} {
-			dst := []VecVirtual{s1, s2}[k]
-			VPSLLQ(U8(4), src, dst) // 16·b
-			VPSLLQ(U8(2), src, t)   // 4·b
-			VPADDQ(t, dst, dst)
-		}
-		return [5]VecVirtual{b[0], b[1], b[2], s1, s2}
-	}
+	ext := times20
 	mul := func(a num, bx [5]VecVirtual) num {
 		d := newNum()
 		for i := range 3 {
@@ -355,10 +357,23 @@ func ifmaPowers(rp Mem, k ifmaConsts) (main [5]VecVirtual, final [ifmaAccs][5]Ve
 		MOVQ(U64(7), g)
 		VPBROADCASTQ(g, top)
 	}
-	final[0] = ext(permute(p16, idx))
-	final[1] = ext(permute(p8, idx))
-	main = ext(permute(p16, top))
+	final[0] = permute(p16, idx)
+	final[1] = permute(p8, idx)
+	main = permute(p16, top)
 	return
+}
+
+// times20 returns the five multiplier vectors of the number with limbs b:
+// b0, b1, b2 and 20·b1, 20·b2 (16·b + 4·b, off the multiply-add port).
+func times20(b [3]VecVirtual) [5]VecVirtual {
+	s1, s2, t := ZMM(), ZMM(), ZMM()
+	for k, src := range []VecVirtual{b[1], b[2]} {
+		dst := []VecVirtual{s1, s2}[k]
+		VPSLLQ(U8(4), src, dst) // 16·b
+		VPSLLQ(U8(2), src, t)   // 4·b
+		VPADDQ(t, dst, dst)
+	}
+	return [5]VecVirtual{b[0], b[1], b[2], s1, s2}
 }
 
 // ifmaConsts are the broadcast constants ifmaMul needs besides mask44.

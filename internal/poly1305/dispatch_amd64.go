@@ -31,9 +31,11 @@ func init() {
 // powers holds what the IFMA kernel derives from r: the powers r^1..r^16
 // it multiplies by, computed by polyIFMAPowers on a MAC's first IFMA call
 // and reused by the later ones (pkg/aead writes long messages in chunks).
-// Computing them costs about as much as absorbing 256 bytes.
+// Computing them costs about as much as absorbing 256 bytes. Only their
+// limbs are kept (408 bytes; the kernel derives the multiples of 20 it
+// also needs), because Go zeroes every MAC it creates.
 type powers struct {
-	ifma  [85]uint64
+	ifma  [51]uint64
 	ready bool // ifma holds the powers of this MAC's r
 }
 

@@ -19,10 +19,10 @@ func polyAVX2(h *[3]uint64, r *[2]uint64, msg []byte)
 // polyIFMA multiplies by, laid out for it in pw.
 //
 //go:noescape
-func polyIFMAPowers(r *[2]uint64, pw *[85]uint64)
+func polyIFMAPowers(r *[2]uint64, pw *[51]uint64)
 
 // polyIFMA absorbs len(msg)/16 blocks, 16 per iteration (len(msg) a
 // positive multiple of 16), with the powers of r polyIFMAPowers put in pw.
 //
 //go:noescape
-func polyIFMA(h *[3]uint64, pw *[85]uint64, msg []byte)
+func polyIFMA(h *[3]uint64, pw *[51]uint64, msg []byte)
