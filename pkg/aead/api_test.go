@@ -2,7 +2,9 @@ package aead
 
 import (
 	"bytes"
+	"crypto/cipher"
 	"encoding/binary"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -157,7 +159,7 @@ func TestInPlace(t *testing.T) {
 	key := testutil.Bytes(r, KeySize)
 	for _, s := range Suites() {
 		a := mustNew(t, s, key)
-		for _, n := range []int{0, 1, 33, 100, headSize - 64, headSize - 63, headSize - 1, headSize, headSize + 1, 1500, 2048, chunkSize + 7} {
+		for _, n := range []int{0, 1, 33, 100, headSize - 64, headSize - 63, headSize - 1, headSize, headSize + 1, inPlaceCopyMax - 1, inPlaceCopyMax, 2048, chunkSize + 7} {
 			nonce := testutil.Bytes(r, a.NonceSize())
 			msg := testutil.Bytes(r, n)
 			want := a.Seal(nil, nonce, msg, nil)
@@ -180,35 +182,43 @@ func TestInPlace(t *testing.T) {
 }
 
 // TestFailedOpenLeavesNoPlaintext flips the tag of a message of several
-// chunks (which Open decrypts before it can check the tag) and opens it
-// into a separate buffer and in place: neither may keep a byte of
+// chunks (which Open decrypts before it can check the tag), and of 1 KiB
+// (whose first blocks an in-place Open decrypts before it MACs them), and
+// opens it into a separate buffer and in place: neither may keep a byte of
 // plaintext, and the tag itself is left as it was.
 func TestFailedOpenLeavesNoPlaintext(t *testing.T) {
 	r := testutil.Rand(t)
 	key := testutil.Bytes(r, KeySize)
 	for _, s := range Suites() {
-		a := mustNew(t, s, key)
-		nonce := testutil.Bytes(r, a.NonceSize())
-		n := 3*chunkSize + 5
-		box := a.Seal(nil, nonce, testutil.Bytes(r, n), nil)
-		ctAt, tagAt := 0, n
-		if isSecretbox(s) {
-			ctAt, tagAt = TagSize, 0
+		for _, n := range []int{headSize, 3*chunkSize + 5} {
+			failedOpenLeavesNoPlaintext(t, r, mustNew(t, s, key), s, n)
 		}
-		box[tagAt] ^= 0x10
-		tag := bytes.Clone(box[tagAt : tagAt+TagSize])
-
-		dst := sentinel(len(box))
-		pt, err := a.Open(dst, nonce, box, nil)
-		assert.ErrorIs(t, err, ErrOpen)
-		assert.Nil(t, pt)
-		assert.True(t, noPlaintext(dst, n), s.String())
-
-		_, err = a.Open(box[ctAt:ctAt], nonce, box, nil)
-		assert.ErrorIs(t, err, ErrOpen)
-		assert.Equal(t, make([]byte, n), box[ctAt:ctAt+n], "%s: failed in-place Open left bytes in the buffer", s)
-		assert.Equal(t, tag, box[tagAt:tagAt+TagSize], "%s: failed in-place Open changed the tag", s)
 	}
+}
+
+// failedOpenLeavesNoPlaintext is TestFailedOpenLeavesNoPlaintext for one
+// suite and message length.
+func failedOpenLeavesNoPlaintext(t *testing.T, r *rand.Rand, a cipher.AEAD, s Suite, n int) {
+	t.Helper()
+	nonce := testutil.Bytes(r, a.NonceSize())
+	box := a.Seal(nil, nonce, testutil.Bytes(r, n), nil)
+	ctAt, tagAt := 0, n
+	if isSecretbox(s) {
+		ctAt, tagAt = TagSize, 0
+	}
+	box[tagAt] ^= 0x10
+	tag := bytes.Clone(box[tagAt : tagAt+TagSize])
+
+	dst := sentinel(len(box))
+	pt, err := a.Open(dst, nonce, box, nil)
+	assert.ErrorIs(t, err, ErrOpen)
+	assert.Nil(t, pt)
+	assert.True(t, noPlaintext(dst, n), "%s %d", s, n)
+
+	_, err = a.Open(box[ctAt:ctAt], nonce, box, nil)
+	assert.ErrorIs(t, err, ErrOpen)
+	assert.Equal(t, make([]byte, n), box[ctAt:ctAt+n], "%s %d: failed in-place Open left bytes in the buffer", s, n)
+	assert.Equal(t, tag, box[tagAt:tagAt+TagSize], "%s %d: failed in-place Open changed the tag", s, n)
 }
 
 // TestOpenIntoTag opens with dst's new bytes on top of the tag (but not
