@@ -28,16 +28,14 @@ func init() {
 		cpu.X86.HasAVX512VL && cpu.X86.HasAVX512IFMA && cpu.X86.HasBMI2)
 }
 
-// powers holds what the IFMA kernel derives from r: the powers r^1..r^16
-// it multiplies by, computed by polyIFMAPowers on a MAC's first IFMA call
-// and reused by the later ones (pkg/aead writes long messages in chunks).
-// Computing them costs about as much as absorbing 256 bytes. Only their
-// limbs are kept (408 bytes; the kernel derives the multiples of 20 it
-// also needs), because Go zeroes every MAC it creates.
-type powers struct {
-	ifma  [51]uint64
-	ready bool // ifma holds the powers of this MAC's r
-}
+// powers holds the powers r^1..r^16 the IFMA kernel multiplies by, as
+// polyIFMAPowers lays them out (only their limbs: the kernel derives the
+// multiples of 20 it also needs). They are computed per updateBlocks call
+// on its stack, not kept in the MAC: keeping them made every MAC 400
+// bytes larger, which Go zeroes on creation, and measured 4-11% slower on
+// short AEAD messages, against a gain too small to show on long ones
+// (pkg/aead writes one 32 KiB chunk per call).
+type powers = [51]uint64
 
 // The AVX2 kernel absorbs 4 blocks per loop iteration and takes whole
 // groups of 4; the IFMA kernel absorbs 16 (two accumulators of 8 lanes)
@@ -45,15 +43,14 @@ type powers struct {
 const avx2Stride = 4 * blockSize
 
 // Below these lengths the vector kernels lose to the scalar one (about
-// 0.47 ns per byte): they cost a fixed amount per call (about 40 ns for
-// IFMA: the first group's masks, the last multiplication by the lanes'
-// powers, combining the lanes), and IFMA's powers of r about 60 ns more,
-// paid by a MAC's first IFMA call only. Measured as the fastest of
-// repeated batches, per kernel call and through Sum.
+// 0.47 ns per byte): they cost a fixed amount per call (for IFMA about
+// 40 ns for the first group's masks, the last multiplication by the lanes'
+// powers and combining the lanes, and 60 ns for the powers of r).
+// Measured as the fastest of repeated batches, per kernel call and
+// through Sum.
 const (
-	ifmaMinBytes       = 384 // powers not yet computed
-	ifmaCachedMinBytes = 112 // powers kept from an earlier Write
-	avx2MinBytes       = 384
+	ifmaMinBytes = 384
+	avx2MinBytes = 384
 )
 
 // maxCallBytes bounds one assembly call so that a goroutine reaches a
@@ -62,22 +59,14 @@ const maxCallBytes = 64 * 1024
 
 // updateBlocks absorbs whole blocks of msg (len(msg) a multiple of 16): the
 // vector kernel takes whole groups of its width, the scalar one the rest.
-// pw keeps the IFMA kernel's powers between calls; with pw nil (one-shot
-// Sum) they live on the stack for this call only.
-func updateBlocks(st *state, pw *powers, msg []byte) {
+func updateBlocks(st *state, msg []byte) {
 	switch kernels.Active() {
 	case kernelIFMA:
-		if len(msg) < ifmaMinBytes && (pw == nil || !pw.ready || len(msg) < ifmaCachedMinBytes) {
+		if len(msg) < ifmaMinBytes {
 			polyScalar(&st.h, &st.r, msg)
 			return
 		}
-		if pw == nil {
-			// Declared here so that only this path pays for zeroing it.
-			var own powers
-			ifmaBlocks(st, &own, msg)
-			return
-		}
-		ifmaBlocks(st, pw, msg)
+		ifmaBlocks(st, msg)
 	case kernelAVX2:
 		if len(msg) >= avx2MinBytes {
 			for len(msg) >= avx2Stride {
@@ -98,18 +87,15 @@ func updateBlocks(st *state, pw *powers, msg []byte) {
 	}
 }
 
-// ifmaBlocks runs the IFMA kernel over msg, computing the powers of r into
-// pw first if it does not hold them yet.
-func ifmaBlocks(st *state, pw *powers, msg []byte) {
-	if !pw.ready {
-		polyIFMAPowers(&st.r, &pw.ifma)
-		pw.ready = true
-	}
-	// The IFMA kernel takes any whole number of blocks: it pads its first
-	// group in front with empty lanes.
+// ifmaBlocks computes the powers of r and runs the IFMA kernel over msg.
+// The IFMA kernel takes any whole number of blocks: it pads its first
+// group in front with empty lanes.
+func ifmaBlocks(st *state, msg []byte) {
+	var pw powers
+	polyIFMAPowers(&st.r, &pw)
 	for len(msg) > 0 {
 		n := min(len(msg), maxCallBytes)
-		polyIFMA(&st.h, &pw.ifma, msg[:n])
+		polyIFMA(&st.h, &pw, msg[:n])
 		msg = msg[n:]
 	}
 }

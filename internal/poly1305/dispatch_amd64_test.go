@@ -78,7 +78,7 @@ func TestKernelsFromExtremeStates(t *testing.T) {
 			restore, err := UseKernel(name)
 			require.NoError(t, err)
 			got := st
-			updateBlocks(&got, nil, msg[:n])
+			updateBlocks(&got, msg[:n])
 			restore()
 			require.LessOrEqual(t, got.h[2], uint64(5), "%s: h[2] out of range", name)
 			assert.Equal(t, reduce3(want.h), reduce3(got.h), "%s: start %x, %d bytes", name, st.h, n)
@@ -86,17 +86,13 @@ func TestKernelsFromExtremeStates(t *testing.T) {
 	}
 }
 
-// The shortest Writes the IFMA kernel takes, before and after its powers
-// are computed.
-const (
-	ifmaThresholdForTest       = ifmaMinBytes
-	ifmaCachedThresholdForTest = ifmaCachedMinBytes
-)
+// ifmaThresholdForTest is the shortest Write the IFMA kernel takes.
+const ifmaThresholdForTest = ifmaMinBytes
 
-// TestKernelsReusePowers runs updateBlocks several times on one state
-// with the powers kept between calls, from the extreme accumulators of
-// TestKernelsFromExtremeStates, and compares with the reference.
-func TestKernelsReusePowers(t *testing.T) {
+// TestKernelsSeveralCalls runs updateBlocks several times on one state,
+// from the extreme accumulators of TestKernelsFromExtremeStates, and
+// compares with the reference after each call.
+func TestKernelsSeveralCalls(t *testing.T) {
 	r := testutil.Rand(t)
 	msg := testutil.Bytes(r, 3*4096)
 	for i := range 32 {
@@ -104,15 +100,13 @@ func TestKernelsReusePowers(t *testing.T) {
 		st.init(randomKey(r))
 		st.h = [3]uint64{^uint64(0), ^uint64(0), uint64(4 + i%2)}
 		cuts := []int{16 * r.IntN(300), 16 * r.IntN(30), 16 * r.IntN(256)}
-		want := st
 		for _, name := range Kernels() {
 			restore, err := UseKernel(name)
 			require.NoError(t, err)
-			got, ref := st, want
-			var pw powers
+			got, ref := st, st
 			rest := msg
 			for _, n := range cuts {
-				updateBlocks(&got, &pw, rest[:n])
+				updateBlocks(&got, rest[:n])
 				blocksGeneric(&ref, rest[:n])
 				rest = rest[n:]
 				require.LessOrEqual(t, got.h[2], uint64(5), "%s: h[2] out of range", name)

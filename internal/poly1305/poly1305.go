@@ -37,7 +37,6 @@ const (
 // pointers and allocates nothing, so it can live on the caller's stack.
 type MAC struct {
 	st       state
-	pw       powers          // what the kernel derives from r, kept for later Writes
 	buf      [blockSize]byte // a partial block waiting for more input
 	n        int             // bytes used in buf
 	finished bool            // Sum or Verify was called
@@ -69,11 +68,11 @@ func (m *MAC) Write(p []byte) (int, error) {
 		if m.n < blockSize {
 			return n, nil
 		}
-		updateBlocks(&m.st, &m.pw, m.buf[:])
+		updateBlocks(&m.st, m.buf[:])
 		m.n = 0
 	}
 	if full := len(p) &^ (blockSize - 1); full > 0 {
-		updateBlocks(&m.st, &m.pw, p[:full])
+		updateBlocks(&m.st, p[:full])
 		p = p[full:]
 	}
 	if len(p) > 0 {
@@ -118,7 +117,7 @@ func Sum(out *[TagSize]byte, m []byte, key *[KeySize]byte) {
 	st.init(key)
 	full := len(m) &^ (blockSize - 1)
 	if full > 0 {
-		updateBlocks(&st, nil, m[:full])
+		updateBlocks(&st, m[:full])
 	}
 	if rest := m[full:]; len(rest) > 0 {
 		var last [blockSize]byte

@@ -2,9 +2,6 @@
 
 package poly1305
 
-// The IFMA kernel's shortest Writes, where there is no IFMA kernel:
-// TestCachedPowers still writes the same sizes.
-const (
-	ifmaThresholdForTest       = 384
-	ifmaCachedThresholdForTest = 112
-)
+// ifmaThresholdForTest stands for the IFMA kernel's shortest Write where
+// there is no IFMA kernel: TestMixedWrites still writes the same sizes.
+const ifmaThresholdForTest = 384
