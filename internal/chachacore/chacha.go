@@ -2,9 +2,11 @@
 // pkg/aead and the protocol: the state layout, the generic reference block
 // function, HChaCha20, and the dispatch to the fastest kernel this CPU runs.
 //
-// Everything above this package generates keystream through exactly one
-// function, [XORKeyStreamBlocks], so a SIMD kernel replaces that function and
-// nothing else. Buffering of partial blocks, counter-overflow policy, overlap
+// Everything above this package generates keystream through
+// [XORKeyStreamBlocks], so a SIMD kernel replaces that function and nothing
+// else; [XORKeyStreamHead] adds, for the AEADs, a lone block (block 0, the
+// Poly1305 key) computed inside the same kernel call as the message blocks
+// after it, and is otherwise the same as two calls of XORKeyStreamBlocks. Buffering of partial blocks, counter-overflow policy, overlap
 // checks and the wide counter carry stay with the callers.
 package chachacore
 
