@@ -297,21 +297,9 @@ func TestFrameSizesOnTheWire(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var mu sync.Mutex
-			var payloads []int
 			ccfg, scfg := tc.client, tc.server
 			ccfg.Keys, scfg.Keys = []*Key{k}, []*Key{k}
-			cli, srv := proxyPair(t, &ccfg, &scfg, func(d dir, i int, u []byte) ([][]byte, bool) {
-				if d == c2s && i >= frameUnit(0) {
-					mu.Lock()
-					payloads = append(payloads, len(u)-FrameOverhead)
-					mu.Unlock()
-				}
-				return nil, false
-			})
-			cerr, serr := runHandshakes(t, cli, srv)
-			require.NoError(t, cerr)
-			require.NoError(t, serr)
+			cli, srv, sent := payloadPair(t, &ccfg, &scfg)
 			msg := randomBytes(t, 20_000)
 			go func() {
 				cli.Write(msg[:1])
@@ -321,8 +309,7 @@ func TestFrameSizesOnTheWire(t *testing.T) {
 			got, err := io.ReadAll(srv)
 			require.NoError(t, err)
 			assert.Equal(t, msg, got)
-			mu.Lock()
-			defer mu.Unlock()
+			payloads := sent()
 			require.Greater(t, len(payloads), 2)
 			for _, n := range payloads[:len(payloads)-1] { // all but close-write
 				tc.check(t, n)

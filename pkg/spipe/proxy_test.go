@@ -5,6 +5,8 @@ import (
 	"net"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // dir is a direction through the tampering proxy.
@@ -40,6 +42,30 @@ func proxyPair(t testing.TB, ccfg, scfg *Config, h hook) (*Conn, *Conn) {
 	go func() { defer wg.Done(); relay(c2s, proxyC, proxyS, h) }()
 	go func() { defer wg.Done(); relay(s2c, proxyS, proxyC, h) }()
 	return Client(cliRaw, ccfg), Server(srvRaw, scfg)
+}
+
+// payloadPair is a handshaken proxyPair that records the payload size of
+// every frame the client sends; payloads returns them so far.
+func payloadPair(t testing.TB, ccfg, scfg *Config) (cli, srv *Conn, payloads func() []int) {
+	t.Helper()
+	var mu sync.Mutex
+	var sizes []int
+	cli, srv = proxyPair(t, ccfg, scfg, func(d dir, i int, u []byte) ([][]byte, bool) {
+		if d == c2s && i >= frameUnit(0) {
+			mu.Lock()
+			sizes = append(sizes, len(u)-FrameOverhead)
+			mu.Unlock()
+		}
+		return nil, false
+	})
+	cerr, serr := runHandshakes(t, cli, srv)
+	require.NoError(t, cerr)
+	require.NoError(t, serr)
+	return cli, srv, func() []int {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]int(nil), sizes...)
+	}
 }
 
 // relay copies units from src to dst through h. When src ends, or h cuts,

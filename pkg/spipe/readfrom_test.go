@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"testing"
 	"time"
 
@@ -98,20 +97,8 @@ func (c *choppyConnReader) Read(p []byte) (int, error) {
 // of exactly that size on the wire.
 func TestReadFromOneFramePerRead(t *testing.T) {
 	k := newTestKey(t)
-	var mu sync.Mutex
-	var payloads []int
 	cfg := &Config{Keys: []*Key{k}}
-	cli, srv := proxyPair(t, cfg, cfg, func(d dir, i int, u []byte) ([][]byte, bool) {
-		if d == c2s && i >= frameUnit(0) {
-			mu.Lock()
-			payloads = append(payloads, len(u)-FrameOverhead)
-			mu.Unlock()
-		}
-		return nil, false
-	})
-	cerr, serr := runHandshakes(t, cli, srv)
-	require.NoError(t, cerr)
-	require.NoError(t, serr)
+	cli, srv, sent := payloadPair(t, cfg, cfg)
 	sizes := []int{1, 1000, 5000, DefaultMaxPayload}
 	var chunks []io.Reader
 	var all []byte
@@ -129,9 +116,7 @@ func TestReadFromOneFramePerRead(t *testing.T) {
 	got, err := io.ReadAll(srv)
 	require.NoError(t, err)
 	assert.Equal(t, all, got)
-	mu.Lock()
-	defer mu.Unlock()
-	assert.Equal(t, append(sizes, 0), payloads, "one frame per read, then the close-write")
+	assert.Equal(t, append(sizes, 0), sent(), "one frame per read, then the close-write")
 }
 
 // TestReadFromLeavesOtherWritersFree: while ReadFrom waits for its source,
