@@ -14,58 +14,25 @@ import (
 // the multiply-add port busy, and a group is 16 blocks.
 const ifmaAccs = 2
 
-// The powers of r that polyIFMAPowers computes and polyIFMA reads, as
-// uint64 words: per accumulator a, the three limb vectors (8 lanes each)
-// of the power each lane ends with at word 8·(3a+i), then the three limbs
-// of the loop multiplier r^16 at ifmaMainWord (broadcast by polyIFMA).
-// polyIFMA derives the multiples 20·b1, 20·b2 itself: a few shifts per
-// call, where storing them would make every MAC (which Go zeroes when it
-// is created) larger by two thirds as much again.
-const (
-	ifmaMainWord   = 8 * 3 * ifmaAccs
-	ifmaPowerWords = ifmaMainWord + 3
-)
-
-var ifmaPowersType = fmt.Sprintf("*[%d]uint64", ifmaPowerWords)
-
-// ifmaPowersKernel generates polyIFMAPowers, which computes once per key
-// the powers polyIFMA multiplies by (see ifmaPowers).
-func ifmaPowersKernel() {
-	name := "polyIFMAPowers"
-	TEXT(name, NOSPLIT, "func(r *[2]uint64, pw "+ifmaPowersType+")")
-	Doc(name+" computes from the clamped key half r the powers r^1..r^16 that",
-		"polyIFMA multiplies by, laid out for it in pw.")
-	Pragma("noescape")
-	rp := Mem{Base: Load(Param("r"), GP64())}
-	pw := Mem{Base: Load(Param("pw"), GP64())}
-	k := newIFMAConsts()
-	main, final := ifmaPowers(rp, k)
-	for a := range ifmaAccs {
-		for i := range 3 {
-			VMOVDQU64(final[a][i], pw.Offset(64*(3*a+i)))
-		}
-	}
-	for i := range 3 {
-		VMOVQ(main[i].AsX(), pw.Offset(8*(ifmaMainWord+i)))
-	}
-	VZEROUPPER()
-	RET()
-}
-
 // ifma generates polyIFMA: two accumulators of 8 lanes each, one block per
-// lane, in radix 2^44 (limbs at bits 0, 44 and 88). Each loop iteration
-// adds 16 blocks and multiplies every lane by r^16; the last iteration
-// instead multiplies each lane by the power of r that brings its block to
-// its place in the message, and the lanes are summed. The powers come from
-// polyIFMAPowers, computed once per key and kept in the MAC state.
+// lane, in radix 2^44 (limbs at bits 0, 44 and 88). It first computes the
+// powers of r it multiplies by (ifmaPowers) and parks the per-lane ones in
+// its own frame, which Go neither zeroes nor sees. The first group of 16
+// blocks becomes the accumulators (h added to the lane of the first real
+// block); every further group is the initial value of the product columns
+// of the accumulators times r^16 (acc = acc·r^16 + m); at the end each lane
+// is multiplied by the power of r that brings its block to its place in the
+// message, and the lanes are summed. The tail blocks then go through the
+// scalar radix 2^64 code, one at a time: for the one or two blocks of an
+// AEAD's lengths and padding that is cheaper than another vector group.
 //
 // VPMADD52LUQ/HUQ multiply the low 52 bits of each operand and add the low
 // or high 52 bits of the 104-bit product. Operands stay below 2^52: the
-// accumulator limbs below 2^45 after the partial carry and message
-// addition, the powers' limbs below 2^44.01 and their multiples of 20
-// below 2^48.4 (ifmaMul has the detailed bounds). In radix 2^44 with
-// p = 2^130 - 5, a product at limb position 132 is worth 20 at position 0,
-// so
+// accumulator limbs below 2^45, 2^45, 2^43.4 (the first group: h plus a
+// block), later below 2^44.01, 2^44.01, 2^42.01; the powers' limbs below
+// 2^44.01 and their multiples of 20 below 2^48.4 (ifmaMul has the
+// detailed bounds). In radix 2^44 with p = 2^130 - 5, a product at limb
+// position 132 is worth 20 at position 0, so
 //
 //	d0 = a0·b0 + a1·20b2 + a2·20b1
 //	d1 = a0·b1 + a1·b0  + a2·20b2
@@ -78,13 +45,25 @@ func ifmaPowersKernel() {
 func ifma() {
 	const accs = ifmaAccs
 	name := "polyIFMA"
-	TEXT(name, NOSPLIT, "func(h *[3]uint64, pw "+ifmaPowersType+", msg []byte)")
+	TEXT(name, NOSPLIT, "func(h *[3]uint64, r *[2]uint64, msg []byte, tail []byte)")
 	Doc(name+fmt.Sprintf(" absorbs len(msg)/16 blocks, %d per iteration (len(msg) a", 8*accs),
-		"positive multiple of 16), with the powers of r polyIFMAPowers put in pw.")
+		"positive multiple of 16), and then the len(tail)/16 blocks of tail",
+		"(a multiple of 16, possibly 0) one at a time. r is the clamped key half r.")
 	Pragma("noescape")
 
 	hp := Mem{Base: Load(Param("h"), GP64())}
-	pw := Mem{Base: Load(Param("pw"), GP64())}
+	rp := Mem{Base: Load(Param("r"), GP64())}
+	k := newIFMAConsts()
+	main, final := ifmaPowers(rp, k)
+	// The per-lane powers wait in the frame until the last group; the
+	// registers are needed for the loop.
+	parked := AllocLocal(64 * 3 * accs)
+	for a := range accs {
+		for i := range 3 {
+			VMOVDQU64(final[a][i], parked.Offset(64*(3*a+i)))
+		}
+	}
+
 	ptr := Load(Param("msg").Base(), GP64())
 	n := Load(Param("msg").Len(), GP64())
 	// The message need not fill whole groups: the first group is padded in
@@ -111,19 +90,11 @@ func ifma() {
 		VPBROADCASTQ(g, z)
 		return z
 	}
-	k := newIFMAConsts()
 	mask44 := k.mask44
 
 	var r [5]Op
-	{
-		var b [3]VecVirtual
-		for i := range b {
-			b[i] = ZMM()
-			VPBROADCASTQ(pw.Offset(8*(ifmaMainWord+i)), b[i])
-		}
-		for i, v := range times20(b) {
-			r[i] = v
-		}
+	for i, v := range times20(main) {
+		r[i] = v
 	}
 	hibit := bcst(1 << 40) // 2^128 at limb 2 (bit 88)
 
@@ -169,8 +140,9 @@ func ifma() {
 		}
 	}
 
-	// Per-accumulator scratch: product columns (lo, hi) double as message
-	// temporaries before the multiplication.
+	// Per-accumulator scratch: product columns (lo, hi); the hi columns
+	// double as message temporaries, the lo columns receive the message
+	// limbs.
 	L := make([][3]VecVirtual, accs)
 	G := make([][3]VecVirtual, accs)
 	for a := range L {
@@ -179,48 +151,49 @@ func ifma() {
 		}
 	}
 
-	// absorb adds one group of blocks to the accumulators; the first group
+	// load converts one group of blocks into the limbs L; the first group
 	// loads through the masks.
-	absorb := func(first bool) {
+	load := func(first bool) {
 		for a := range accs {
-			x, y, lo, hi := L[a][0], L[a][1], L[a][2], G[a][0]
-			var kl Op
+			x, y := G[a][0], G[a][1]
+			ulo, uhi := G[a][2], G[a][0]
 			if first {
 				VMOVDQU64_Z(Mem{Base: ptr, Disp: 128 * a}, fm[a].x, x)
 				VMOVDQU64_Z(Mem{Base: ptr, Disp: 128*a + 64}, fm[a].y, y)
-				kl = fm[a].lanes
 			} else {
 				VMOVDQU64(Mem{Base: ptr, Disp: 128 * a}, x)
 				VMOVDQU64(Mem{Base: ptr, Disp: 128*a + 64}, y)
 			}
-			VPUNPCKLQDQ(y, x, lo)
-			VPUNPCKHQDQ(y, x, hi)
+			VPUNPCKLQDQ(y, x, ulo)
+			VPUNPCKHQDQ(y, x, uhi)
 			// m0 = lo & mask; m1 = (lo>>44 | hi<<20) & mask; m2 = hi>>24 | 2^40
-			t, u := G[a][1], G[a][2]
-			VPANDQ(mask44, lo, t)
-			VPADDQ(t, H[a][0], H[a][0])
-			VPSRLQ(U8(44), lo, t)
-			VPSLLQ(U8(20), hi, u)
-			VPTERNLOGQ(U8(0xa8), mask44, u, t) // t = (t | u) & mask
-			VPADDQ(t, H[a][1], H[a][1])
-			VPSRLQ(U8(24), hi, t)
+			u := G[a][1]
+			VPANDQ(mask44, ulo, L[a][0])
+			VPSRLQ(U8(44), ulo, L[a][1])
+			VPSLLQ(U8(20), uhi, u)
+			VPTERNLOGQ(U8(0xa8), mask44, u, L[a][1]) // (t | u) & mask
+			VPSRLQ(U8(24), uhi, L[a][2])
 			if first {
-				VPORQ(hibit, t, kl, t) // empty lanes stay 0
+				VPORQ(hibit, L[a][2], fm[a].lanes, L[a][2]) // empty lanes stay 0
 			} else {
-				VPORQ(hibit, t, t)
+				VPORQ(hibit, L[a][2], L[a][2])
 			}
-			VPADDQ(t, H[a][2], H[a][2])
 		}
 		ADDQ(U32(128*accs), ptr)
-		DECQ(n)
-		JZ(LabelRef("ifma_last"))
-		for a := range accs {
-			ifmaMul(H[a], L[a], G[a], r, k)
+	}
+	load(true)
+	for a := range accs {
+		for i := range 3 {
+			VPADDQ(L[a][i], H[a][i], H[a][i])
 		}
 	}
-	absorb(true)
 	Label("ifma_loop")
-	absorb(false)
+	DECQ(n)
+	JZ(LabelRef("ifma_last"))
+	load(false)
+	for a := range accs {
+		ifmaMul(H[a], L[a], G[a], r, k, true)
+	}
 	JMP(LabelRef("ifma_loop"))
 
 	Label("ifma_last")
@@ -228,13 +201,13 @@ func ifma() {
 		var b [3]VecVirtual
 		for i := range b {
 			b[i] = ZMM()
-			VMOVDQU64(pw.Offset(64*(3*a+i)), b[i])
+			VMOVDQU64(parked.Offset(64*(3*a+i)), b[i])
 		}
 		var p [5]Op
 		for i, v := range times20(b) {
 			p[i] = v
 		}
-		ifmaMul(H[a], L[a], G[a], p, k)
+		ifmaMul(H[a], L[a], G[a], p, k, false)
 	}
 	// Sum the accumulators, then the lanes.
 	for a := 1; a < accs; a++ {
@@ -255,8 +228,18 @@ func ifma() {
 		out[i] = GP64()
 		VMOVQ(z.AsX(), out[i])
 	}
-	storeH44(hp, out[0], out[1], out[2])
 	VZEROUPPER()
+	h0, h1, h2 := packH44(out[0], out[1], out[2])
+	tp := Load(Param("tail").Base(), GP64())
+	tn := Load(Param("tail").Len(), GP64())
+	SHRQ(U8(4), tn)
+	// The key and state pointers again: keeping them in registers through
+	// the kernel would take two of the few general registers.
+	scalarBlocks(h0, h1, h2, Mem{Base: Load(Param("r"), GP64())}, tp, tn, "ifma_tail")
+	hq := Mem{Base: Load(Param("h"), GP64())}
+	MOVQ(h0, hq)
+	MOVQ(h1, hq.Offset(8))
+	MOVQ(h2, hq.Offset(16))
 	RET()
 }
 
@@ -293,7 +276,7 @@ func ifmaPowers(rp Mem, k ifmaConsts) (main [3]VecVirtual, final [ifmaAccs][3]Ve
 		for i := range ops {
 			ops[i] = bx[i]
 		}
-		ifmaMul(d, lo, hi, ops, k)
+		ifmaMul(d, lo, hi, ops, k, false)
 		return d
 	}
 	kmask := func(bits uint16) Op {
@@ -395,17 +378,18 @@ func newIFMAConsts() ifmaConsts {
 	}
 }
 
-// ifmaMul sets h = h·b (partially reduced; limbs below 2^44 + 2^15 after)
-// using lo and hi as product columns. b holds b0, b1, b2, 20·b1, 20·b2.
+// ifmaMul sets h = h·b (partially reduced; limbs below 2^44.01, 2^44.01,
+// 2^42.01 after) using lo and hi as product columns, or, with add, h =
+// h·b + lo, lo holding message limbs (below 2^44): they are the initial
+// value of the columns, which saves adding them to h beforehand. b holds
+// b0, b1, b2, 20·b1, 20·b2.
 //
-// Bounds (a = h on entry below 2^45, 2^45, 2^42.6; b limbs below 2^44.01,
+// Bounds (a = h on entry below 2^45, 2^45, 2^43.4; b limbs below 2^44.01,
 // 2^44.01, 2^42.01, so 20·b below 2^48.4): a column of high halves is
-// below 2^40.3 (column 2 below 2^37.5), so 256·hi0, 256·hi1 and 5120·hi2
-// stay below 2^52 and
-// VPMADD52LUQ with a broadcast constant shifts and adds them exactly, off
-// the shift port (shifts and 52-bit multiply-adds share one port on Intel;
-// that port is the bottleneck of this loop).
-func ifmaMul(h, lo, hi [3]VecVirtual, b [5]Op, k ifmaConsts) {
+// below 2^40.7 (column 2 below 2^37.7), so 256·hi0, 256·hi1 and 5120·hi2
+// stay below 2^52 and VPMADD52LUQ with a broadcast constant shifts and adds
+// them exactly; each column d stays below 2^55.
+func ifmaMul(h, lo, hi [3]VecVirtual, b [5]Op, k ifmaConsts, add bool) {
 	b0, b1, b2, s1, s2 := b[0], b[1], b[2], b[3], b[4]
 	terms := [3][3][2]Op{
 		{{h[0], b0}, {h[1], s2}, {h[2], s1}},
@@ -416,7 +400,9 @@ func ifmaMul(h, lo, hi [3]VecVirtual, b [5]Op, k ifmaConsts) {
 	// liveness analysis (VPXORQ is not, to avo, and would keep the column
 	// registers live from the function entry).
 	for i := range 3 {
-		VPSUBQ(lo[i], lo[i], lo[i])
+		if !add {
+			VPSUBQ(lo[i], lo[i], lo[i])
+		}
 		VPSUBQ(hi[i], hi[i], hi[i])
 	}
 	// Interleave the columns so that consecutive multiply-adds go to

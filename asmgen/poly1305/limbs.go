@@ -41,10 +41,10 @@ func split44(p Mem, l2 GPVirtual) (l0, l1, _ GPVirtual) {
 	return l0, l1, l2
 }
 
-// storeH44 carries 44-bit limbs l0, l1, l2 (each below 2^60) completely,
-// folding bits 130 and up back times 5, and writes them to h in radix
-// 2^64 with h[2] <= 4.
-func storeH44(hp Mem, l0, l1, l2 GPVirtual) {
+// packH44 carries 44-bit limbs l0, l1, l2 (each below 2^60) completely,
+// folding bits 130 and up back times 5, and returns them in radix 2^64
+// with h2 <= 4.
+func packH44(l0, l1, l2 GPVirtual) (h0, h1, h2 GPVirtual) {
 	mask, c := GP64(), GP64()
 	MOVQ(U64(1<<44-1), mask)
 	carry := func(from, to GPVirtual) {
@@ -67,18 +67,16 @@ func storeH44(hp Mem, l0, l1, l2 GPVirtual) {
 	carry(l0, l1)
 	carry(l1, l2)
 	// pack: h0 = l0 | l1<<44, h1 = l1>>20 | l2<<24, h2 = l2>>40
-	t := GP64()
-	MOVQ(l1, t)
-	SHLQ(U8(44), t)
-	ORQ(l0, t)
-	MOVQ(t, hp)
-	MOVQ(l2, t)
-	SHLQ(U8(24), t)
+	h0, h1 = GP64(), GP64()
+	MOVQ(l1, h0)
+	SHLQ(U8(44), h0)
+	ORQ(l0, h0)
+	MOVQ(l2, h1)
+	SHLQ(U8(24), h1)
 	SHRQ(U8(20), l1)
-	ORQ(l1, t)
-	MOVQ(t, hp.Offset(8))
+	ORQ(l1, h1)
 	SHRQ(U8(40), l2)
-	MOVQ(l2, hp.Offset(16))
+	return h0, h1, l2
 }
 
 // loadH26 reads h (radix 2^64, h[2] <= 5) and splits it into 26-bit limbs

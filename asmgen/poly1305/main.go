@@ -27,7 +27,6 @@ func main() {
 
 	scalar()
 	avx2()
-	ifmaPowersKernel()
 	ifma()
 
 	arx.Generate("poly1305", checkConstantTime)

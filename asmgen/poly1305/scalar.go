@@ -23,16 +23,27 @@ func scalar() {
 	SHRQ(U8(4), n)
 
 	h0, h1, h2 := GP64(), GP64(), GP64()
-	r0, r1 := GP64(), GP64()
 	MOVQ(hp, h0)
 	MOVQ(hp.Offset(8), h1)
 	MOVQ(hp.Offset(16), h2)
+	scalarBlocks(h0, h1, h2, rp, ptr, n, "scalar")
+	MOVQ(h0, hp)
+	MOVQ(h1, hp.Offset(8))
+	MOVQ(h2, hp.Offset(16))
+	RET()
+}
+
+// scalarBlocks absorbs n blocks from ptr into h0, h1, h2 (radix 2^64,
+// h2 <= 5 on entry and on exit) with the clamped r at rp; n may be 0.
+// Labels start with prefix.
+func scalarBlocks(h0, h1, h2 GPVirtual, rp Mem, ptr, n Register, prefix string) {
+	r0, r1 := GP64(), GP64()
 	MOVQ(rp, r0)
 	MOVQ(rp.Offset(8), r1)
 
 	TESTQ(n, n)
-	JZ(LabelRef("scalar_done"))
-	Label("scalar_loop")
+	JZ(LabelRef(prefix + "_done"))
+	Label(prefix + "_loop")
 	ADDQ(Mem{Base: ptr}, h0)
 	ADCQ(Mem{Base: ptr, Disp: 8}, h1)
 	ADCQ(U8(1), h2)
@@ -86,11 +97,7 @@ func scalar() {
 
 	ADDQ(U8(16), ptr)
 	DECQ(n)
-	JNZ(LabelRef("scalar_loop"))
+	JNZ(LabelRef(prefix + "_loop"))
 
-	Label("scalar_done")
-	MOVQ(h0, hp)
-	MOVQ(h1, hp.Offset(8))
-	MOVQ(h2, hp.Offset(16))
-	RET()
+	Label(prefix + "_done")
 }

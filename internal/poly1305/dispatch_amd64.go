@@ -28,24 +28,15 @@ func init() {
 		cpu.X86.HasAVX512VL && cpu.X86.HasAVX512IFMA && cpu.X86.HasBMI2)
 }
 
-// powers holds the powers r^1..r^16 the IFMA kernel multiplies by, as
-// polyIFMAPowers lays them out (only their limbs: the kernel derives the
-// multiples of 20 it also needs). They are computed per updateBlocks call
-// on its stack, not kept in the MAC: keeping them made every MAC 400
-// bytes larger, which Go zeroes on creation, and measured 4-11% slower on
-// short AEAD messages, against a gain too small to show on long ones
-// (pkg/aead writes one 32 KiB chunk per call).
-type powers = [51]uint64
-
 // The AVX2 kernel absorbs 4 blocks per loop iteration and takes whole
 // groups of 4; the IFMA kernel absorbs 16 (two accumulators of 8 lanes)
 // and takes any number of blocks.
 const avx2Stride = 4 * blockSize
 
 // Below these lengths the vector kernels lose to the scalar one (about
-// 0.47 ns per byte): they cost a fixed amount per call (for IFMA about
-// 40 ns for the first group's masks, the last multiplication by the lanes'
-// powers and combining the lanes, and 60 ns for the powers of r).
+// 0.47 ns per byte): they cost a fixed amount per call (for IFMA the
+// powers of r, the first group's masks, the last multiplication by the
+// lanes' powers and combining the lanes).
 // Measured as the fastest of repeated batches, per kernel call and
 // through Sum.
 const (
@@ -87,15 +78,30 @@ func updateBlocks(st *state, msg []byte) {
 	}
 }
 
-// ifmaBlocks computes the powers of r and runs the IFMA kernel over msg.
-// The IFMA kernel takes any whole number of blocks: it pads its first
-// group in front with empty lanes.
+// updateBlocksTail absorbs the whole blocks of msg and then those of tail
+// (len(tail) a multiple of 16, a few blocks at most): the IFMA kernel
+// takes tail in the same call, after its vector groups.
+func updateBlocksTail(st *state, msg, tail []byte) {
+	if kernels.Active() != kernelIFMA || len(msg) < ifmaMinBytes {
+		updateBlocks(st, msg)
+		updateBlocks(st, tail)
+		return
+	}
+	for len(msg) > maxCallBytes {
+		polyIFMA(&st.h, &st.r, msg[:maxCallBytes], nil)
+		msg = msg[maxCallBytes:]
+	}
+	polyIFMA(&st.h, &st.r, msg, tail)
+}
+
+// ifmaBlocks runs the IFMA kernel over msg, which computes the powers of r
+// it needs in each call (in its own frame, which Go does not zero). It
+// takes any whole number of blocks: it pads its first group in front with
+// empty lanes.
 func ifmaBlocks(st *state, msg []byte) {
-	var pw powers
-	polyIFMAPowers(&st.r, &pw)
 	for len(msg) > 0 {
 		n := min(len(msg), maxCallBytes)
-		polyIFMA(&st.h, &pw, msg[:n])
+		polyIFMA(&st.h, &st.r, msg[:n], nil)
 		msg = msg[n:]
 	}
 }

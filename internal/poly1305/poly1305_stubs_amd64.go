@@ -15,14 +15,9 @@ func polyScalar(h *[3]uint64, r *[2]uint64, msg []byte)
 //go:noescape
 func polyAVX2(h *[3]uint64, r *[2]uint64, msg []byte)
 
-// polyIFMAPowers computes from the clamped key half r the powers r^1..r^16 that
-// polyIFMA multiplies by, laid out for it in pw.
-//
-//go:noescape
-func polyIFMAPowers(r *[2]uint64, pw *[51]uint64)
-
 // polyIFMA absorbs len(msg)/16 blocks, 16 per iteration (len(msg) a
-// positive multiple of 16), with the powers of r polyIFMAPowers put in pw.
+// positive multiple of 16), and then the len(tail)/16 blocks of tail
+// (a multiple of 16, possibly 0) one at a time. r is the clamped key half r.
 //
 //go:noescape
-func polyIFMA(h *[3]uint64, pw *[51]uint64, msg []byte)
+func polyIFMA(h *[3]uint64, r *[2]uint64, msg []byte, tail []byte)

@@ -111,14 +111,8 @@ func (a *chachaAEAD) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
 func (a *chachaAEAD) sealShort(s *chachacore.State, head, out, plaintext, additionalData []byte) {
 	ct := out[:len(plaintext)]
 	a.startHead(s, head, len(plaintext))
-	mac := newMAC((*[32]byte)(head[:32]))
 	subtle.XORBytes(ct, plaintext, head[chachacore.BlockSize:])
-	if !writeShort(mac, additionalData, ct) {
-		writePadded(mac, additionalData)
-		mac.Write(ct[:len(ct)&^(16-1)])
-		writeEnd(mac, len(additionalData), ct)
-	}
-	mac.Sum(out[len(ct):len(ct)])
+	sumAEAD((*[TagSize]byte)(out[len(ct):]), (*[32]byte)(head[:32]), additionalData, ct)
 }
 
 // sealLong writes ciphertext || tag to out for a longer plaintext. The
@@ -132,27 +126,35 @@ func (a *chachaAEAD) sealLong(s *chachacore.State, out, plaintext, additionalDat
 		return
 	}
 	ct := out[:len(plaintext)]
-	// Encrypt a chunk, then MAC it while it is still in cache. Only the
-	// last chunk can end in a partial block; writeEnd feeds that one.
+	// Encrypt a chunk, then MAC it while it is still in cache; the last
+	// chunk goes to the MAC with the end of its input (padded last block,
+	// lengths) in one kernel call.
 	// The first call takes up to 16 message blocks beside block 0;
 	// chachaXOR the rest, whose partial last block it joins to the full
 	// blocks before it.
+	tag := (*[TagSize]byte)(out[len(ct):])
 	n := min(len(plaintext), chunkSize)
 	first := min(n&^(blockSize-1), headSize)
 	var key [blockSize]byte
 	chachacore.XORKeyStreamHead(s, a.rounds, &key, ct[:first], plaintext[:first])
 	chachaXOR(s, a.rounds, ct[first:n], plaintext[first:n])
+	if n == len(ct) {
+		sumAEADLong(tag, (*[32]byte)(key[:32]), additionalData, ct)
+		return
+	}
 	mac := newMAC((*[32]byte)(key[:32]))
 	writePadded(mac, additionalData)
-	mac.Write(ct[:n&^(16-1)])
-	for src, dst := plaintext[n:], ct[n:]; len(src) > 0; {
+	mac.Write(ct[:n])
+	for src, dst := plaintext[n:], ct[n:]; ; {
 		n := min(len(src), chunkSize)
 		chachaXOR(s, a.rounds, dst[:n], src[:n])
-		mac.Write(dst[:n&^(16-1)])
+		if n == len(src) {
+			mac.SumAEAD(tag, dst, len(additionalData), len(ct))
+			return
+		}
+		mac.Write(dst[:n])
 		src, dst = src[n:], dst[n:]
 	}
-	writeEnd(mac, len(additionalData), ct)
-	mac.Sum(out[len(ct):len(ct)])
 }
 
 // Open authenticates ciphertext || tag and additional data and, if the tag
@@ -211,14 +213,10 @@ func (a *chachaAEAD) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte
 // ciphertext before it is decrypted: in place, decrypting overwrites it.
 func (a *chachaAEAD) openShort(s *chachacore.State, head, out, ct, additionalData []byte, tag *[TagSize]byte) bool {
 	a.startHead(s, head, len(ct))
-	mac := newMAC((*[32]byte)(head[:32]))
-	if !writeShort(mac, additionalData, ct) {
-		writePadded(mac, additionalData)
-		mac.Write(ct[:len(ct)&^(16-1)])
-		writeEnd(mac, len(additionalData), ct)
-	}
+	var want [TagSize]byte
+	sumAEAD(&want, (*[32]byte)(head[:32]), additionalData, ct)
 	subtle.XORBytes(out, ct, head[chachacore.BlockSize:])
-	return mac.Verify(tag[:])
+	return subtle.ConstantTimeCompare(want[:], tag[:]) == 1
 }
 
 // openLong is openShort for longer ciphertexts, which go straight through
@@ -255,74 +253,67 @@ const inPlaceCopyMax = 1536
 // possibly none) are decrypted by the kernel call that computes block 0;
 // saved, if not nil, holds their ciphertext for the MAC (opening in place).
 func (a *chachaAEAD) openChunks(s *chachacore.State, out, ct []byte, first int, saved, additionalData []byte, tag *[TagSize]byte) bool {
-	// The last partial block and the lengths, copied before anything is
-	// decrypted.
-	end, endLen := endBlocks(len(additionalData), ct)
 	var key [blockSize]byte
 	if first == 0 {
 		a.startHead(s, key[:], 0)
 	} else {
 		chachacore.XORKeyStreamHead(s, a.rounds, &key, out[:first], ct[:first])
 	}
+	var want [TagSize]byte
+	if saved == nil && len(ct) <= chunkSize {
+		// One chunk, not in place: ct is intact, one MAC call.
+		sumAEADLong(&want, (*[32]byte)(key[:32]), additionalData, ct)
+		chachaXOR(s, a.rounds, out[first:], ct[first:])
+		return subtle.ConstantTimeCompare(want[:], tag[:]) == 1
+	}
 	mac := newMAC((*[32]byte)(key[:32]))
 	writePadded(mac, additionalData)
-	for src, dst := ct, out; len(src) > 0; {
+	// Each chunk is MACed before it is decrypted (in place, decrypting
+	// overwrites it); the last one with the end of the MAC input, so its
+	// partial block is read before it is decrypted too.
+	for src, dst := ct, out; ; {
 		n := min(len(src), chunkSize)
+		macked := src[:n]
 		if saved != nil {
 			mac.Write(saved)
-			mac.Write(src[len(saved) : n&^(16-1)])
+			macked = src[len(saved):n]
 			saved = nil
+		}
+		last := n == len(src)
+		if last {
+			mac.SumAEAD(&want, macked, len(additionalData), len(ct))
 		} else {
-			mac.Write(src[:n&^(16-1)])
+			mac.Write(macked)
 		}
 		chachaXOR(s, a.rounds, dst[first:n], src[first:n])
+		if last {
+			break
+		}
 		first = 0
 		src, dst = src[n:], dst[n:]
 	}
-	mac.Write(end[:endLen])
-	return mac.Verify(tag[:])
+	return subtle.ConstantTimeCompare(want[:], tag[:]) == 1
 }
 
 // shortMACSize bounds the MAC input (padded additional data, padded
-// ciphertext and the length block) that writeShort gathers on the stack,
+// ciphertext and the length block) that sumShort gathers on the stack,
 // so that a short message costs one Poly1305 kernel call instead of one
 // per piece.
 const shortMACSize = 192
 
-// writeShort feeds the whole RFC 8439 MAC input for additional data ad and
-// ciphertext ct — ad, zero padding, ct, zero padding, the length block — in
-// one Write, if it fits in shortMACSize bytes, and reports whether it did.
-func writeShort(mac *polyMAC, ad, ct []byte) bool {
-	adPad := roundUp16(len(ad))
-	if adPad+roundUp16(len(ct))+16 > shortMACSize {
-		return false
-	}
+// sumShort writes to tag the RFC 8439 tag of additional data ad and
+// ciphertext ct, whose MAC input — ad, zero padding, ct, zero padding, the
+// length block — fits in shortMACSize bytes: gathered on the stack, it
+// costs one Poly1305 kernel call instead of one per piece.
+func sumShort(tag *[TagSize]byte, key *[32]byte, ad, ct []byte) {
 	var b [shortMACSize]byte
+	adPad := roundUp16(len(ad))
 	copy(b[:], ad)
 	n := adPad + copy(b[adPad:], ct)
 	n = roundUp16(n)
 	binary.LittleEndian.PutUint64(b[n:], uint64(len(ad)))
 	binary.LittleEndian.PutUint64(b[n+8:], uint64(len(ct)))
-	mac.Write(b[:n+16])
-	return true
-}
-
-// endBlocks returns the end of the MAC input after ct's whole blocks: its
-// last partial block, zero-padded, if any, and the RFC 8439 length block,
-// and how many bytes of the array they take (16 or 32).
-func endBlocks(adLen int, ct []byte) (b [32]byte, n int) {
-	n = copy(b[:], ct[len(ct)&^(16-1):])
-	n = roundUp16(n)
-	binary.LittleEndian.PutUint64(b[n:], uint64(adLen))
-	binary.LittleEndian.PutUint64(b[n+8:], uint64(len(ct)))
-	return b, n + 16
-}
-
-// writeEnd feeds endBlocks in one Write, after ct's whole blocks: the MAC
-// stays at a block boundary, so Poly1305 absorbs it without buffering.
-func writeEnd(mac *polyMAC, adLen int, ct []byte) {
-	b, n := endBlocks(adLen, ct)
-	mac.Write(b[:n])
+	sumMAC(tag, b[:n+16], key)
 }
 
 // roundUp16 rounds n up to a multiple of 16, the Poly1305 block size.

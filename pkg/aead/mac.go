@@ -23,3 +23,20 @@ func sumMAC(tag *[TagSize]byte, msg []byte, key *[32]byte) { poly1305.Sum(tag, m
 func verifyMAC(tag *[TagSize]byte, msg []byte, key *[32]byte) bool {
 	return poly1305.Verify(tag, msg, key)
 }
+
+// sumAEAD writes to tag the RFC 8439 tag of additional data ad and
+// ciphertext ct under the one-time key: a short MAC input gathered on the
+// stack in one scalar call, a longer one with ct and its end (padded last
+// block, lengths) in one kernel call; either way no MAC value.
+func sumAEAD(tag *[TagSize]byte, key *[32]byte, ad, ct []byte) {
+	if roundUp16(len(ad))+roundUp16(len(ct))+16 <= shortMACSize {
+		sumShort(tag, key, ad, ct)
+		return
+	}
+	sumAEADLong(tag, key, ad, ct)
+}
+
+// sumAEADLong is sumAEAD for MAC inputs over shortMACSize.
+func sumAEADLong(tag *[TagSize]byte, key *[32]byte, ad, ct []byte) {
+	poly1305.SumAEAD(tag, key, ad, ct)
+}

@@ -28,7 +28,7 @@ var diffSizes = []int{0, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 95, 96, 97, 127,
 	headSize - 65, headSize - 64, headSize - 63, headSize - 33, headSize - 32,
 	headSize - 31, headSize - 1, headSize, headSize + 1, 1000, 1024, 1087, 1088, 1089, 1500, 2047, 2048, 2049,
 	chunkSize - 1, chunkSize, chunkSize + 1,
-	chunkSize + headSize, 2*chunkSize + 100, 70000}
+	chunkSize + headSize, 2 * chunkSize, 2*chunkSize + 100, 70000}
 
 var adSizes = []int{0, 1, 16, 17, 100}
 
