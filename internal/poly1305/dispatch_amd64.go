@@ -44,6 +44,10 @@ const (
 	avx2MinBytes = 384
 )
 
+// The IFMA kernel reads its first group from msg[0:256] (see polyIFMA in
+// asmgen/poly1305/ifma.go): it must never get less.
+const _ = uint(ifmaMinBytes - 256)
+
 // maxCallBytes bounds one assembly call so that a goroutine reaches a
 // preemption point every few microseconds.
 const maxCallBytes = 64 * 1024

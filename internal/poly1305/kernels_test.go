@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"github.com/spipe-dev/spipe/internal/testutil"
 	"github.com/stretchr/testify/assert"
@@ -244,6 +245,35 @@ func TestMixedWrites(t *testing.T) {
 			fork.Write(m2[cut:]) // the fork continues with another message
 			want := xcryptoSum(k1, append(append([]byte{}, m1[:cut]...), m2[cut:]...))
 			assert.Equal(t, want[:], fork.Sum(nil), "trial %d: copy after %d bytes", trial, cut)
+		}
+	})
+}
+
+// TestPageBoundaryStarts runs every kernel over messages that start on and
+// just after a page boundary, with every number of blocks in the vector
+// kernels' first group: the IFMA kernel then copies its first group to an
+// aligned stage instead of loading it across the boundary (see polyIFMA),
+// and the result must not change.
+func TestPageBoundaryStarts(t *testing.T) {
+	r := testutil.Rand(t)
+	buf := make([]byte, 4*4096)
+	copy(buf, testutil.Bytes(r, len(buf)))
+	page := 4096 - int(uintptr(unsafe.Pointer(&buf[0]))&4095)
+	tail := testutil.Bytes(r, 32)
+	forEachKernel(t, func(t *testing.T) {
+		for _, at := range []int{0, 16, 48, 64, 112, 240, 256, 4096 - 16} {
+			for n := 384; n <= 384+16*16; n += 16 {
+				msg := buf[page+at : page+at+n]
+				var st state
+				st.init(randomKey(r))
+				want, got := st, st
+				blocksGeneric(&want, msg)
+				blocksGeneric(&want, tail[:16])
+				updateBlocksTail(&got, msg, tail[:16])
+				if !assert.Equal(t, reduce3(want.h), reduce3(got.h), "%d bytes at page + %d", n, at) {
+					return
+				}
+			}
 		}
 	})
 }

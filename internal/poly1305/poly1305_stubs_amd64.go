@@ -16,7 +16,7 @@ func polyScalar(h *[3]uint64, r *[2]uint64, msg []byte)
 func polyAVX2(h *[3]uint64, r *[2]uint64, msg []byte)
 
 // polyIFMA absorbs len(msg)/16 blocks, 16 per iteration (len(msg) a
-// positive multiple of 16), and then the len(tail)/16 blocks of tail
+// multiple of 16, at least 256), and then the len(tail)/16 blocks of tail
 // (a multiple of 16, possibly 0) one at a time. r is the clamped key half r.
 //
 //go:noescape
