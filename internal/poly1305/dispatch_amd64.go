@@ -36,16 +36,19 @@ const avx2Stride = 4 * blockSize
 // Below these lengths the vector kernels lose to the scalar one (about
 // 0.47 ns per byte): they cost a fixed amount per call (for IFMA the
 // powers of r, the first group's masks, the last multiplication by the
-// lanes' powers and combining the lanes).
-// Measured as the fastest of repeated batches, per kernel call and
-// through Sum.
+// lanes' powers and combining the lanes). The IFMA kernel, which computes
+// its powers in the same call, wins from 256 bytes on (256 B 137 ns
+// against 153, 384 B 162 against 226, with a tail block; paired in one
+// process), and 256 is also the least it takes: it reads its first group
+// from msg[0:256] (see polyIFMA in asmgen/poly1305/ifma.go). AVX2 was
+// measured as the fastest of repeated batches, per kernel call and through
+// Sum.
 const (
-	ifmaMinBytes = 384
+	ifmaMinBytes = 256
 	avx2MinBytes = 384
 )
 
-// The IFMA kernel reads its first group from msg[0:256] (see polyIFMA in
-// asmgen/poly1305/ifma.go): it must never get less.
+// The IFMA kernel must never get less than 256 bytes.
 const _ = uint(ifmaMinBytes - 256)
 
 // maxCallBytes bounds one assembly call so that a goroutine reaches a

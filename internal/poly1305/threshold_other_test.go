@@ -4,4 +4,4 @@ package poly1305
 
 // ifmaThresholdForTest stands for the IFMA kernel's shortest Write where
 // there is no IFMA kernel: TestMixedWrites still writes the same sizes.
-const ifmaThresholdForTest = 384
+const ifmaThresholdForTest = 256
