@@ -200,12 +200,12 @@ func ifma() {
 			}
 			VPUNPCKLQDQ(y, x, ulo)
 			VPUNPCKHQDQ(y, x, uhi)
-			// m0 = lo & mask; m1 = (lo>>44 | hi<<20) & mask; m2 = hi>>24 | 2^40
-			u := G[a][1]
+			// m0 = lo & mask; m1 = (lo>>44 | hi<<20) & mask, the funnel
+			// shift one instruction (AVX512_VBMI2) where two shifts and a
+			// ternary logic took three; m2 = hi>>24 | 2^40
 			VPANDQ(mask44, ulo, L[a][0])
-			VPSRLQ(U8(44), ulo, L[a][1])
-			VPSLLQ(U8(20), uhi, u)
-			VPTERNLOGQ(U8(0xa8), mask44, u, L[a][1]) // (t | u) & mask
+			VPSHRDQ(U8(44), uhi, ulo, L[a][1])
+			VPANDQ(mask44, L[a][1], L[a][1])
 			VPSRLQ(U8(24), uhi, L[a][2])
 			if isFirst {
 				VPORQ(hibit, L[a][2], fm[a].lanes, L[a][2]) // empty lanes stay 0

@@ -25,7 +25,8 @@ func init() {
 	kernels.Register(kernelScalar, "scalar", true)
 	kernels.Register(kernelAVX2, "avx2", hasAVX2)
 	kernels.Register(kernelIFMA, "avx512ifma", hasAVX2 && cpu.X86.HasAVX512F &&
-		cpu.X86.HasAVX512VL && cpu.X86.HasAVX512IFMA && cpu.X86.HasBMI2)
+		cpu.X86.HasAVX512VL && cpu.X86.HasAVX512IFMA && cpu.X86.HasAVX512VBMI2 &&
+		cpu.X86.HasBMI2)
 }
 
 // The AVX2 kernel absorbs 4 blocks per loop iteration and takes whole

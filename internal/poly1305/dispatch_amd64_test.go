@@ -16,7 +16,8 @@ import (
 // this CPU should get.
 func bestKernel() string {
 	switch {
-	case cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512IFMA && cpu.X86.HasBMI2 && cpu.X86.HasAVX2:
+	case cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512IFMA && cpu.X86.HasAVX512VBMI2 &&
+		cpu.X86.HasBMI2 && cpu.X86.HasAVX2:
 		return "avx512ifma"
 	case cpu.X86.HasAVX2:
 		return "avx2"

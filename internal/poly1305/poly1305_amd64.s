@@ -609,7 +609,7 @@ avx2_last:
 	RET
 
 // func polyIFMA(h *[3]uint64, r *[2]uint64, msg []byte, tail []byte)
-// Requires: AVX, AVX2, AVX512F, AVX512IFMA, AVX512VL, BMI2, CMOV
+// Requires: AVX, AVX2, AVX512F, AVX512IFMA, AVX512VBMI2, AVX512VL, BMI2, CMOV
 TEXT ·polyIFMA(SB), $960-64
 	MOVQ         h+0(FP), AX
 	MOVQ         r+8(FP), CX
@@ -1011,9 +1011,8 @@ ifma_direct:
 	VPUNPCKLQDQ    Z21, Z19, Z23
 	VPUNPCKHQDQ    Z21, Z19, Z19
 	VPANDQ         Z0, Z23, Z18
-	VPSRLQ         $0x2c, Z23, Z20
-	VPSLLQ         $0x14, Z19, Z21
-	VPTERNLOGQ     $0xa8, Z0, Z21, Z20
+	VPSHRDQ        $0x2c, Z19, Z23, Z20
+	VPANDQ         Z0, Z20, Z20
 	VPSRLQ         $0x18, Z19, Z22
 	VPORQ          Z8, Z22, K3, Z22
 	VMOVDQU64.Z    128(SI), K4, Z19
@@ -1021,9 +1020,8 @@ ifma_direct:
 	VPUNPCKLQDQ    Z21, Z19, Z23
 	VPUNPCKHQDQ    Z21, Z19, Z19
 	VPANDQ         Z0, Z23, Z24
-	VPSRLQ         $0x2c, Z23, Z25
-	VPSLLQ         $0x14, Z19, Z21
-	VPTERNLOGQ     $0xa8, Z0, Z21, Z25
+	VPSHRDQ        $0x2c, Z19, Z23, Z25
+	VPANDQ         Z0, Z25, Z25
 	VPSRLQ         $0x18, Z19, Z26
 	VPORQ          Z8, Z26, K6, Z26
 	ADDQ           $0x00000100, CX
@@ -1042,9 +1040,8 @@ ifma_loop:
 	VPUNPCKLQDQ Z21, Z19, Z23
 	VPUNPCKHQDQ Z21, Z19, Z19
 	VPANDQ      Z0, Z23, Z18
-	VPSRLQ      $0x2c, Z23, Z20
-	VPSLLQ      $0x14, Z19, Z21
-	VPTERNLOGQ  $0xa8, Z0, Z21, Z20
+	VPSHRDQ     $0x2c, Z19, Z23, Z20
+	VPANDQ      Z0, Z20, Z20
 	VPSRLQ      $0x18, Z19, Z22
 	VPORQ       Z8, Z22, Z22
 	VMOVDQU64   128(CX), Z19
@@ -1052,9 +1049,8 @@ ifma_loop:
 	VPUNPCKLQDQ Z21, Z19, Z23
 	VPUNPCKHQDQ Z21, Z19, Z19
 	VPANDQ      Z0, Z23, Z24
-	VPSRLQ      $0x2c, Z23, Z25
-	VPSLLQ      $0x14, Z19, Z21
-	VPTERNLOGQ  $0xa8, Z0, Z21, Z25
+	VPSHRDQ     $0x2c, Z19, Z23, Z25
+	VPANDQ      Z0, Z25, Z25
 	VPSRLQ      $0x18, Z19, Z26
 	VPORQ       Z8, Z26, Z26
 	ADDQ        $0x00000100, CX
