@@ -241,18 +241,20 @@ func ifma() {
 		for i, v := range times20m(b, k) {
 			p[i] = v
 		}
-		ifmaMul(H[a], L[a], G[a], p, k, false)
+		// No carry step: the columns (below 2^55) of all 16 lanes sum
+		// to less than 2^59, which packH44 carries completely.
+		ifmaProducts(H[a], L[a], G[a], p, k, false)
 	}
 	// Sum the accumulators, then the lanes.
 	for a := 1; a < accs; a++ {
 		for i := range 3 {
-			VPADDQ(H[a][i], H[0][i], H[0][i])
+			VPADDQ(L[a][i], L[0][i], L[0][i])
 		}
 	}
 	var out [3]GPVirtual
 	for i := range 3 {
-		z := H[0][i]
-		t := L[0][i]
+		z := L[0][i]
+		t := G[0][i]
 		VEXTRACTI64X4(U8(1), z, t.AsY())
 		VPADDQ(t.AsY(), z.AsY(), z.AsY())
 		VEXTRACTI32X4(U8(1), z.AsY(), t.AsX())
@@ -427,6 +429,25 @@ func newIFMAConsts() ifmaConsts {
 // stay below 2^52 and VPMADD52LUQ with a broadcast constant shifts and adds
 // them exactly; each column d stays below 2^55.
 func ifmaMul(h, lo, hi [3]VecVirtual, b [5]Op, k ifmaConsts, add bool) {
+	ifmaProducts(h, lo, hi, b, k, add)
+	// One carry step for all three limbs at once (d < 2^55, so every
+	// carry is below 2^13):
+	//   h0 = d0 & mask44 + 5·(d2 >> 42), h1 = d1 & mask44 + d0 >> 44,
+	//   h2 = d2 & mask42 + d1 >> 44
+	VPSRLQ(U8(44), lo[0], hi[0])
+	VPSRLQ(U8(44), lo[1], hi[1])
+	VPSRLQ(U8(42), lo[2], hi[2])
+	VPANDQ(k.mask44, lo[0], h[0])
+	VPANDQ(k.mask44, lo[1], h[1])
+	VPANDQ(k.mask42, lo[2], h[2])
+	VPADDQ(hi[0], h[1], h[1])
+	VPADDQ(hi[1], h[2], h[2])
+	VPMADD52LUQ(k.k5, hi[2], h[0])
+}
+
+// ifmaProducts is ifmaMul without the carry step: it leaves the columns
+// d0, d1, d2 (each below 2^55) in lo.
+func ifmaProducts(h, lo, hi [3]VecVirtual, b [5]Op, k ifmaConsts, add bool) {
 	b0, b1, b2, s1, s2 := b[0], b[1], b[2], b[3], b[4]
 	terms := [3][3][2]Op{
 		{{h[0], b0}, {h[1], s2}, {h[2], s1}},
@@ -454,19 +475,6 @@ func ifmaMul(h, lo, hi [3]VecVirtual, b [5]Op, k ifmaConsts, add bool) {
 	VPMADD52LUQ(k.k256, hi[0], lo[1])
 	VPMADD52LUQ(k.k256, hi[1], lo[2])
 	VPMADD52LUQ(k.k5120, hi[2], lo[0])
-	// One carry step for all three limbs at once (d < 2^55, so every
-	// carry is below 2^13):
-	//   h0 = d0 & mask44 + 5·(d2 >> 42), h1 = d1 & mask44 + d0 >> 44,
-	//   h2 = d2 & mask42 + d1 >> 44
-	VPSRLQ(U8(44), lo[0], hi[0])
-	VPSRLQ(U8(44), lo[1], hi[1])
-	VPSRLQ(U8(42), lo[2], hi[2])
-	VPANDQ(k.mask44, lo[0], h[0])
-	VPANDQ(k.mask44, lo[1], h[1])
-	VPANDQ(k.mask42, lo[2], h[2])
-	VPADDQ(hi[0], h[1], h[1])
-	VPADDQ(hi[1], h[2], h[2])
-	VPMADD52LUQ(k.k5, hi[2], h[0])
 }
 
 // blockMask returns the quadword mask (two bits per block) of a 4-block
