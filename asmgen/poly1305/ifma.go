@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/mmcloughlin/avo/attr"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -132,45 +133,30 @@ func ifma() {
 	}
 	hibit := bcst(1 << 40) // 2^128 at limb 2 (bit 88)
 
-	// Masks of the first group: per accumulator, the quadwords of its two
-	// loads that hold message (x covers its blocks 0-3, y blocks 4-7) and
-	// the lanes that get the 2^128 bit. h enters at the first real block:
-	// the lowest valid lane of x if any, else of y, in the accumulator that
-	// holds block z. Each mask goes to an opmask register as soon as it is
-	// known (general registers are scarce here).
+	// Masks of the first group, from the table ifmaMasks makes (an address
+	// that depends on z, a length).
 	type firstMasks struct{ x, y, lanes Op }
 	fm := make([]firstMasks, accs)
 	H := make([][3]VecVirtual, accs)
 	l := [3]GPVirtual{}
 	l[0], l[1], l[2] = loadH44(hp)
-	for a := range fm {
-		fm[a].x, fm[a].y, fm[a].lanes = K(), K(), K()
-		lx := blockMask(z, 8*a)
-		KMOVW(lx.As32(), fm[a].x)
-		ANDQ(U8(0x55), lx)
-		ly := blockMask(z, 8*a+4)
-		KMOVW(ly.As32(), fm[a].y)
-		ANDQ(U32(0xaa), ly)
-		lanes := GP64()
-		MOVQ(lx, lanes)
-		ORQ(ly, lanes)
-		KMOVW(lanes.As32(), fm[a].lanes)
-		lowestBit(lx)
-		lowestBit(ly)
-		TESTQ(lx, lx)
-		CMOVQEQ(ly, lx)
-		if a > 0 { // accumulator 1 only when z >= 8 (accs is 2)
-			c := GP64()
-			MOVQ(z, c)
-			SHRQ(U8(3), c)
-			NEGQ(c)
-			ANDQ(c, lx)
-		}
-		kh := K()
-		KMOVW(lx.As32(), kh)
-		for i := range 3 {
-			H[a][i] = ZMM()
-			VPBROADCASTQ_Z(l[i], kh, H[a][i])
+	{
+		tbl := GP64()
+		LEAQ(ifmaMasks(), tbl)
+		SHLQ(U8(4), z)
+		ADDQ(z, tbl)
+		for a := range fm {
+			fm[a].x, fm[a].y, fm[a].lanes = K(), K(), K()
+			row := Mem{Base: tbl, Disp: 8 * a}
+			KMOVW(row, fm[a].x)
+			KMOVW(row.Offset(2), fm[a].y)
+			KMOVW(row.Offset(4), fm[a].lanes)
+			kh := K()
+			KMOVW(row.Offset(6), kh)
+			for i := range 3 {
+				H[a][i] = ZMM()
+				VPBROADCASTQ_Z(l[i], kh, H[a][i])
+			}
 		}
 	}
 
@@ -477,34 +463,46 @@ func ifmaProducts(h, lo, hi [3]VecVirtual, b [5]Op, k ifmaConsts, add bool) {
 	VPMADD52LUQ(k.k5120, hi[2], lo[0])
 }
 
-// blockMask returns the quadword mask (two bits per block) of a 4-block
-// load of the first group starting at block first: its blocks below z are
-// padding. It computes 0xff << 2·clamp(z - first, 0, 4), truncated to 8
-// bits, with conditional moves.
-func blockMask(z GPVirtual, first int) GPVirtual {
-	s, zero, four, m := GP64(), GP64(), GP64(), GP64()
-	XORQ(zero, zero)
-	MOVQ(U32(4), four)
-	MOVQ(z, s)
-	SUBQ(U8(first), s)
-	CMPQ(s, U8(0))
-	CMOVQLT(zero, s)
-	CMPQ(s, U8(4))
-	CMOVQGT(four, s)
-	SHLQ(U8(1), s)
-	MOVQ(U32(0xff), m)
-	SHLXQ(s, m, m)
-	ANDQ(U32(0xff), m)
+// ifmaMasks returns the table of the first group's masks, 16 bytes per
+// number z of empty lanes in front (0..15): per accumulator a, four
+// 16-bit words: the quadwords of its two loads that hold message (x covers
+// its blocks 0-3, y blocks 4-7), the lanes that get the 2^128 bit, and the
+// lane where h enters, the first real block's (none in accumulator 0 when
+// z >= 8, none in accumulator 1 when z < 8). Loading them into opmask
+// registers replaces some sixty scalar instructions per call.
+func ifmaMasks() Mem {
+	if ifmaMaskTable != nil {
+		return *ifmaMaskTable
+	}
+	m := GLOBL("polyIFMAMasks", attr.RODATA|attr.NOPTR)
+	// quads is the quadword mask (two bits per block) of a 4-block load
+	// starting at block first: its blocks below z are padding.
+	quads := func(z, first int) uint16 {
+		return uint16(0xff<<(2*min(max(z-first, 0), 4))) & 0xff
+	}
+	lowest := func(x uint16) uint16 { return x & -x }
+	for z := range 16 {
+		for a := range ifmaAccs {
+			x, y := quads(z, 8*a), quads(z, 8*a+4)
+			lanes := x&0x55 | y&0xaa
+			h := lowest(x & 0x55)
+			if h == 0 {
+				h = lowest(y & 0xaa)
+			}
+			if z/8 != a {
+				h = 0
+			}
+			for i, w := range []uint16{x, y, lanes, h} {
+				DATA(16*z+8*a+2*i, U16(w))
+			}
+		}
+	}
+	ifmaMaskTable = &m
 	return m
 }
 
-// lowestBit keeps only the lowest set bit of x (x & -x).
-func lowestBit(x GPVirtual) {
-	t := GP64()
-	MOVQ(x, t)
-	NEGQ(t)
-	ANDQ(t, x)
-}
+// ifmaMaskTable is the table once ifmaMasks has emitted it.
+var ifmaMaskTable *Mem
 
 func log2(n int) int {
 	k := 0

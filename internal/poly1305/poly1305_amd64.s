@@ -609,7 +609,7 @@ avx2_last:
 	RET
 
 // func polyIFMA(h *[3]uint64, r *[2]uint64, msg []byte, tail []byte)
-// Requires: AVX, AVX2, AVX512F, AVX512IFMA, AVX512VBMI2, AVX512VL, BMI2, CMOV
+// Requires: AVX, AVX2, AVX512F, AVX512IFMA, AVX512VBMI2, AVX512VL
 TEXT ·polyIFMA(SB), $960-64
 	MOVQ         h+0(FP), AX
 	MOVQ         r+8(FP), CX
@@ -916,93 +916,20 @@ ifma_direct:
 	SHLQ           $0x28, DI
 	SHRQ           $0x18, AX
 	ORQ            AX, DI
-	XORQ           R10, R10
-	MOVQ           $0x00000004, R11
-	MOVQ           BX, AX
-	SUBQ           $0x00, AX
-	CMPQ           AX, $0x00
-	CMOVQLT        R10, AX
-	CMPQ           AX, $0x04
-	CMOVQGT        R11, AX
-	SHLQ           $0x01, AX
-	MOVQ           $0x000000ff, R10
-	SHLXQ          AX, R10, R10
-	ANDQ           $0x000000ff, R10
-	KMOVW          R10, K1
-	ANDQ           $0x55, R10
-	XORQ           R11, R11
-	MOVQ           $0x00000004, R12
-	MOVQ           BX, AX
-	SUBQ           $0x04, AX
-	CMPQ           AX, $0x00
-	CMOVQLT        R11, AX
-	CMPQ           AX, $0x04
-	CMOVQGT        R12, AX
-	SHLQ           $0x01, AX
-	MOVQ           $0x000000ff, R11
-	SHLXQ          AX, R11, R11
-	ANDQ           $0x000000ff, R11
-	KMOVW          R11, K2
-	ANDQ           $0x000000aa, R11
-	MOVQ           R10, AX
-	ORQ            R11, AX
-	KMOVW          AX, K3
-	MOVQ           R10, AX
-	NEGQ           AX
-	ANDQ           AX, R10
-	MOVQ           R11, AX
-	NEGQ           AX
-	ANDQ           AX, R11
-	TESTQ          R10, R10
-	CMOVQEQ        R11, R10
-	KMOVW          R10, K4
+	LEAQ           polyIFMAMasks<>+0(SB), AX
+	SHLQ           $0x04, BX
+	ADDQ           BX, AX
+	KMOVW          (AX), K1
+	KMOVW          2(AX), K2
+	KMOVW          4(AX), K3
+	KMOVW          6(AX), K4
 	VPBROADCASTQ.Z R9, K4, Z11
 	VPBROADCASTQ.Z R8, K4, Z12
 	VPBROADCASTQ.Z DI, K4, Z13
-	XORQ           R10, R10
-	MOVQ           $0x00000004, R11
-	MOVQ           BX, AX
-	SUBQ           $0x08, AX
-	CMPQ           AX, $0x00
-	CMOVQLT        R10, AX
-	CMPQ           AX, $0x04
-	CMOVQGT        R11, AX
-	SHLQ           $0x01, AX
-	MOVQ           $0x000000ff, R10
-	SHLXQ          AX, R10, R10
-	ANDQ           $0x000000ff, R10
-	KMOVW          R10, K4
-	ANDQ           $0x55, R10
-	XORQ           R11, R11
-	MOVQ           $0x00000004, R12
-	MOVQ           BX, AX
-	SUBQ           $0x0c, AX
-	CMPQ           AX, $0x00
-	CMOVQLT        R11, AX
-	CMPQ           AX, $0x04
-	CMOVQGT        R12, AX
-	SHLQ           $0x01, AX
-	MOVQ           $0x000000ff, R11
-	SHLXQ          AX, R11, R11
-	ANDQ           $0x000000ff, R11
-	KMOVW          R11, K5
-	ANDQ           $0x000000aa, R11
-	MOVQ           R10, AX
-	ORQ            R11, AX
-	KMOVW          AX, K6
-	MOVQ           R10, AX
-	NEGQ           AX
-	ANDQ           AX, R10
-	MOVQ           R11, AX
-	NEGQ           AX
-	ANDQ           AX, R11
-	TESTQ          R10, R10
-	CMOVQEQ        R11, R10
-	MOVQ           BX, AX
-	SHRQ           $0x03, AX
-	NEGQ           AX
-	ANDQ           AX, R10
-	KMOVW          R10, K7
+	KMOVW          8(AX), K4
+	KMOVW          10(AX), K5
+	KMOVW          12(AX), K6
+	KMOVW          14(AX), K7
 	VPBROADCASTQ.Z R9, K7, Z15
 	VPBROADCASTQ.Z R8, K7, Z16
 	VPBROADCASTQ.Z DI, K7, Z17
@@ -1309,3 +1236,133 @@ ifma_tail_done:
 	MOVQ SI, 8(AX)
 	MOVQ CX, 16(AX)
 	RET
+
+DATA polyIFMAMasks<>+0(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+2(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+4(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+6(SB)/2, $0x0001
+DATA polyIFMAMasks<>+8(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+10(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+12(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+14(SB)/2, $0x0000
+DATA polyIFMAMasks<>+16(SB)/2, $0x00fc
+DATA polyIFMAMasks<>+18(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+20(SB)/2, $0x00fe
+DATA polyIFMAMasks<>+22(SB)/2, $0x0004
+DATA polyIFMAMasks<>+24(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+26(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+28(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+30(SB)/2, $0x0000
+DATA polyIFMAMasks<>+32(SB)/2, $0x00f0
+DATA polyIFMAMasks<>+34(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+36(SB)/2, $0x00fa
+DATA polyIFMAMasks<>+38(SB)/2, $0x0010
+DATA polyIFMAMasks<>+40(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+42(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+44(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+46(SB)/2, $0x0000
+DATA polyIFMAMasks<>+48(SB)/2, $0x00c0
+DATA polyIFMAMasks<>+50(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+52(SB)/2, $0x00ea
+DATA polyIFMAMasks<>+54(SB)/2, $0x0040
+DATA polyIFMAMasks<>+56(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+58(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+60(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+62(SB)/2, $0x0000
+DATA polyIFMAMasks<>+64(SB)/2, $0x0000
+DATA polyIFMAMasks<>+66(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+68(SB)/2, $0x00aa
+DATA polyIFMAMasks<>+70(SB)/2, $0x0002
+DATA polyIFMAMasks<>+72(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+74(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+76(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+78(SB)/2, $0x0000
+DATA polyIFMAMasks<>+80(SB)/2, $0x0000
+DATA polyIFMAMasks<>+82(SB)/2, $0x00fc
+DATA polyIFMAMasks<>+84(SB)/2, $0x00a8
+DATA polyIFMAMasks<>+86(SB)/2, $0x0008
+DATA polyIFMAMasks<>+88(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+90(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+92(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+94(SB)/2, $0x0000
+DATA polyIFMAMasks<>+96(SB)/2, $0x0000
+DATA polyIFMAMasks<>+98(SB)/2, $0x00f0
+DATA polyIFMAMasks<>+100(SB)/2, $0x00a0
+DATA polyIFMAMasks<>+102(SB)/2, $0x0020
+DATA polyIFMAMasks<>+104(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+106(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+108(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+110(SB)/2, $0x0000
+DATA polyIFMAMasks<>+112(SB)/2, $0x0000
+DATA polyIFMAMasks<>+114(SB)/2, $0x00c0
+DATA polyIFMAMasks<>+116(SB)/2, $0x0080
+DATA polyIFMAMasks<>+118(SB)/2, $0x0080
+DATA polyIFMAMasks<>+120(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+122(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+124(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+126(SB)/2, $0x0000
+DATA polyIFMAMasks<>+128(SB)/2, $0x0000
+DATA polyIFMAMasks<>+130(SB)/2, $0x0000
+DATA polyIFMAMasks<>+132(SB)/2, $0x0000
+DATA polyIFMAMasks<>+134(SB)/2, $0x0000
+DATA polyIFMAMasks<>+136(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+138(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+140(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+142(SB)/2, $0x0001
+DATA polyIFMAMasks<>+144(SB)/2, $0x0000
+DATA polyIFMAMasks<>+146(SB)/2, $0x0000
+DATA polyIFMAMasks<>+148(SB)/2, $0x0000
+DATA polyIFMAMasks<>+150(SB)/2, $0x0000
+DATA polyIFMAMasks<>+152(SB)/2, $0x00fc
+DATA polyIFMAMasks<>+154(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+156(SB)/2, $0x00fe
+DATA polyIFMAMasks<>+158(SB)/2, $0x0004
+DATA polyIFMAMasks<>+160(SB)/2, $0x0000
+DATA polyIFMAMasks<>+162(SB)/2, $0x0000
+DATA polyIFMAMasks<>+164(SB)/2, $0x0000
+DATA polyIFMAMasks<>+166(SB)/2, $0x0000
+DATA polyIFMAMasks<>+168(SB)/2, $0x00f0
+DATA polyIFMAMasks<>+170(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+172(SB)/2, $0x00fa
+DATA polyIFMAMasks<>+174(SB)/2, $0x0010
+DATA polyIFMAMasks<>+176(SB)/2, $0x0000
+DATA polyIFMAMasks<>+178(SB)/2, $0x0000
+DATA polyIFMAMasks<>+180(SB)/2, $0x0000
+DATA polyIFMAMasks<>+182(SB)/2, $0x0000
+DATA polyIFMAMasks<>+184(SB)/2, $0x00c0
+DATA polyIFMAMasks<>+186(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+188(SB)/2, $0x00ea
+DATA polyIFMAMasks<>+190(SB)/2, $0x0040
+DATA polyIFMAMasks<>+192(SB)/2, $0x0000
+DATA polyIFMAMasks<>+194(SB)/2, $0x0000
+DATA polyIFMAMasks<>+196(SB)/2, $0x0000
+DATA polyIFMAMasks<>+198(SB)/2, $0x0000
+DATA polyIFMAMasks<>+200(SB)/2, $0x0000
+DATA polyIFMAMasks<>+202(SB)/2, $0x00ff
+DATA polyIFMAMasks<>+204(SB)/2, $0x00aa
+DATA polyIFMAMasks<>+206(SB)/2, $0x0002
+DATA polyIFMAMasks<>+208(SB)/2, $0x0000
+DATA polyIFMAMasks<>+210(SB)/2, $0x0000
+DATA polyIFMAMasks<>+212(SB)/2, $0x0000
+DATA polyIFMAMasks<>+214(SB)/2, $0x0000
+DATA polyIFMAMasks<>+216(SB)/2, $0x0000
+DATA polyIFMAMasks<>+218(SB)/2, $0x00fc
+DATA polyIFMAMasks<>+220(SB)/2, $0x00a8
+DATA polyIFMAMasks<>+222(SB)/2, $0x0008
+DATA polyIFMAMasks<>+224(SB)/2, $0x0000
+DATA polyIFMAMasks<>+226(SB)/2, $0x0000
+DATA polyIFMAMasks<>+228(SB)/2, $0x0000
+DATA polyIFMAMasks<>+230(SB)/2, $0x0000
+DATA polyIFMAMasks<>+232(SB)/2, $0x0000
+DATA polyIFMAMasks<>+234(SB)/2, $0x00f0
+DATA polyIFMAMasks<>+236(SB)/2, $0x00a0
+DATA polyIFMAMasks<>+238(SB)/2, $0x0020
+DATA polyIFMAMasks<>+240(SB)/2, $0x0000
+DATA polyIFMAMasks<>+242(SB)/2, $0x0000
+DATA polyIFMAMasks<>+244(SB)/2, $0x0000
+DATA polyIFMAMasks<>+246(SB)/2, $0x0000
+DATA polyIFMAMasks<>+248(SB)/2, $0x0000
+DATA polyIFMAMasks<>+250(SB)/2, $0x00c0
+DATA polyIFMAMasks<>+252(SB)/2, $0x0080
+DATA polyIFMAMasks<>+254(SB)/2, $0x0080
+GLOBL polyIFMAMasks<>(SB), RODATA|NOPTR, $256
