@@ -119,19 +119,13 @@ func ifma() {
 		Label("ifma_direct")
 	}
 
-	bcst := func(v uint64) VecVirtual {
-		g, z := GP64(), ZMM()
-		MOVQ(U64(v), g)
-		VPBROADCASTQ(g, z)
-		return z
-	}
 	mask44 := k.mask44
 
 	var r [5]Op
 	for i, v := range times20m(main, k) {
 		r[i] = v
 	}
-	hibit := bcst(1 << 40) // 2^128 at limb 2 (bit 88)
+	hibit := ifmaConst(1 << 40) // 2^128 at limb 2 (bit 88)
 
 	// Masks of the first group, from the table ifmaMasks makes (an address
 	// that depends on z, a length).
@@ -391,16 +385,37 @@ type ifmaConsts struct {
 }
 
 func newIFMAConsts() ifmaConsts {
-	bcst := func(v uint64) VecVirtual {
-		g, z := GP64(), ZMM()
-		MOVQ(U64(v), g)
-		VPBROADCASTQ(g, z)
-		return z
-	}
 	return ifmaConsts{
-		mask44: bcst(1<<44 - 1), mask42: bcst(1<<42 - 1),
-		k256: bcst(1 << 8), k5120: bcst(5 << 10), k5: bcst(5), k20: bcst(20),
+		mask44: ifmaConst(1<<44 - 1), mask42: ifmaConst(1<<42 - 1),
+		k256: ifmaConst(1 << 8), k5120: ifmaConst(5 << 10), k5: ifmaConst(5),
+		k20: ifmaConst(20),
 	}
+}
+
+// ifmaConstValues are the quadwords of the table ifmaConst broadcasts
+// from: a broadcast from memory is a load alone, where one from a general
+// register also takes the shuffle port the vector code needs.
+var ifmaConstValues = []uint64{1<<44 - 1, 1<<42 - 1, 1 << 8, 5 << 10, 5, 20, 1 << 40}
+
+var ifmaConstTable *Mem
+
+// ifmaConst returns v (one of ifmaConstValues) in every lane of a ZMM.
+func ifmaConst(v uint64) VecVirtual {
+	if ifmaConstTable == nil {
+		m := GLOBL("polyIFMAConsts", attr.RODATA|attr.NOPTR)
+		for i, c := range ifmaConstValues {
+			DATA(8*i, U64(c))
+		}
+		ifmaConstTable = &m
+	}
+	for i, c := range ifmaConstValues {
+		if c == v {
+			z := ZMM()
+			VPBROADCASTQ(ifmaConstTable.Offset(8*i), z)
+			return z
+		}
+	}
+	panic(fmt.Sprintf("ifmaConst: %#x is not in ifmaConstValues", v))
 }
 
 // ifmaMul sets h = h·b (partially reduced; limbs below 2^44.01, 2^44.01,

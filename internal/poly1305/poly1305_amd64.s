@@ -613,18 +613,12 @@ avx2_last:
 TEXT ·polyIFMA(SB), $960-64
 	MOVQ         h+0(FP), AX
 	MOVQ         r+8(FP), CX
-	MOVQ         $0x00000fffffffffff, DX
-	VPBROADCASTQ DX, Z0
-	MOVQ         $0x000003ffffffffff, DX
-	VPBROADCASTQ DX, Z1
-	MOVQ         $0x0000000000000100, DX
-	VPBROADCASTQ DX, Z2
-	MOVQ         $0x0000000000001400, DX
-	VPBROADCASTQ DX, Z3
-	MOVQ         $0x0000000000000005, DX
-	VPBROADCASTQ DX, Z4
-	MOVQ         $0x0000000000000014, DX
-	VPBROADCASTQ DX, Z5
+	VPBROADCASTQ polyIFMAConsts<>+0(SB), Z0
+	VPBROADCASTQ polyIFMAConsts<>+8(SB), Z1
+	VPBROADCASTQ polyIFMAConsts<>+16(SB), Z2
+	VPBROADCASTQ polyIFMAConsts<>+24(SB), Z3
+	VPBROADCASTQ polyIFMAConsts<>+32(SB), Z4
+	VPBROADCASTQ polyIFMAConsts<>+40(SB), Z5
 	XORQ         DX, DX
 	MOVQ         (CX), BX
 	MOVQ         8(CX), CX
@@ -903,8 +897,7 @@ ifma_direct:
 	VPSUBQ         Z7, Z7, Z7
 	VPMADD52LUQ    Z5, Z14, Z6
 	VPMADD52LUQ    Z5, Z10, Z7
-	MOVQ           $0x0000010000000000, DI
-	VPBROADCASTQ   DI, Z8
+	VPBROADCASTQ   polyIFMAConsts<>+48(SB), Z8
 	MOVQ           16(AX), DI
 	MOVQ           (AX), R8
 	MOVQ           8(AX), AX
@@ -1236,6 +1229,15 @@ ifma_tail_done:
 	MOVQ SI, 8(AX)
 	MOVQ CX, 16(AX)
 	RET
+
+DATA polyIFMAConsts<>+0(SB)/8, $0x00000fffffffffff
+DATA polyIFMAConsts<>+8(SB)/8, $0x000003ffffffffff
+DATA polyIFMAConsts<>+16(SB)/8, $0x0000000000000100
+DATA polyIFMAConsts<>+24(SB)/8, $0x0000000000001400
+DATA polyIFMAConsts<>+32(SB)/8, $0x0000000000000005
+DATA polyIFMAConsts<>+40(SB)/8, $0x0000000000000014
+DATA polyIFMAConsts<>+48(SB)/8, $0x0000010000000000
+GLOBL polyIFMAConsts<>(SB), RODATA|NOPTR, $56
 
 DATA polyIFMAMasks<>+0(SB)/2, $0x00ff
 DATA polyIFMAMasks<>+2(SB)/2, $0x00ff
