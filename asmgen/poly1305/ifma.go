@@ -324,7 +324,7 @@ func ifmaPowers(rp Mem, k ifmaConsts) (main [3]VecVirtual, final [ifmaAccs][3]Ve
 		return d
 	}
 
-	r2 := mul(r1, ext(r1))
+	r2 := ifmaSquare(r1, k)
 	// m2 = [r^3, r^4, r^3, r^4, ...]
 	m2 := mul(blend(r1, map[uint16]num{0xaa: r2}), ext(r2))
 	// p4 = [r, r^2, r^3, r^4, r, r^2, r^3, r^4]; lane 3 of each half of
@@ -431,6 +431,11 @@ func ifmaConst(v uint64) VecVirtual {
 // them exactly; each column d stays below 2^55.
 func ifmaMul(h, lo, hi [3]VecVirtual, b [5]Op, k ifmaConsts, add bool) {
 	ifmaProducts(h, lo, hi, b, k, add)
+	ifmaCarry(h, lo, hi, k)
+}
+
+// ifmaCarry sets h from the columns d in lo (each below 2^55), using hi.
+func ifmaCarry(h, lo, hi [3]VecVirtual, k ifmaConsts) {
 	// One carry step for all three limbs at once (d < 2^55, so every
 	// carry is below 2^13):
 	//   h0 = d0 & mask44 + 5·(d2 >> 42), h1 = d1 & mask44 + d0 >> 44,
@@ -472,10 +477,50 @@ func ifmaProducts(h, lo, hi [3]VecVirtual, b [5]Op, k ifmaConsts, add bool) {
 			VPMADD52HUQ(terms[i][j][1], terms[i][j][0], hi[i])
 		}
 	}
-	// d0 = lo0 + 5·2^10·hi2, d1 = lo1 + 2^8·hi0, d2 = lo2 + 2^8·hi1
+	ifmaFixups(lo, hi, k)
+}
+
+// ifmaFixups adds the columns of high halves into the columns of low
+// halves: d0 = lo0 + 5·2^10·hi2, d1 = lo1 + 2^8·hi0, d2 = lo2 + 2^8·hi1.
+func ifmaFixups(lo, hi [3]VecVirtual, k ifmaConsts) {
 	VPMADD52LUQ(k.k256, hi[0], lo[1])
 	VPMADD52LUQ(k.k256, hi[1], lo[2])
 	VPMADD52LUQ(k.k5120, hi[2], lo[0])
+}
+
+// ifmaSquare returns a·a for a = r (limbs below 2^44, 2^44, 2^36), with
+// the doubled cross products of a square: two products per column instead
+// of three, 12 multiply-adds instead of 18 and a column 4 cycles shorter,
+// for the first step of the chain of powers:
+//
+//	d0 = a0·a0 + a1·40a2, d1 = a0·2a1 + a2·20a2, d2 = a0·2a2 + a1·a1
+func ifmaSquare(a [3]VecVirtual, k ifmaConsts) [3]VecVirtual {
+	a1x2, a2x2, a2x20, a2x40 := ZMM(), ZMM(), ZMM(), ZMM()
+	VPADDQ(a[1], a[1], a1x2)
+	VPADDQ(a[2], a[2], a2x2)
+	VPSUBQ(a2x20, a2x20, a2x20)
+	VPMADD52LUQ(k.k20, a[2], a2x20)
+	VPADDQ(a2x20, a2x20, a2x40)
+	terms := [3][2][2]Op{
+		{{a[0], a[0]}, {a[1], a2x40}},
+		{{a[0], a1x2}, {a[2], a2x20}},
+		{{a[0], a2x2}, {a[1], a[1]}},
+	}
+	var lo, hi, d [3]VecVirtual
+	for i := range 3 {
+		lo[i], hi[i], d[i] = ZMM(), ZMM(), ZMM()
+		VPSUBQ(lo[i], lo[i], lo[i])
+		VPSUBQ(hi[i], hi[i], hi[i])
+	}
+	for j := range 2 {
+		for i := range 3 {
+			VPMADD52LUQ(terms[i][j][1], terms[i][j][0], lo[i])
+			VPMADD52HUQ(terms[i][j][1], terms[i][j][0], hi[i])
+		}
+	}
+	ifmaFixups(lo, hi, k)
+	ifmaCarry(d, lo, hi, k)
+	return d
 }
 
 // ifmaMasks returns the table of the first group's masks, 16 bytes per
