@@ -216,7 +216,7 @@ func (a *chachaAEAD) openShort(s *chachacore.State, head, out, ct, additionalDat
 	var want [TagSize]byte
 	sumAEAD(&want, (*[32]byte)(head[:32]), additionalData, ct)
 	subtle.XORBytes(out, ct, head[chachacore.BlockSize:])
-	return subtle.ConstantTimeCompare(want[:], tag[:]) == 1
+	return tagsEqual(&want, tag)
 }
 
 // openLong is openShort for longer ciphertexts, which go straight through
@@ -264,7 +264,7 @@ func (a *chachaAEAD) openChunks(s *chachacore.State, out, ct []byte, first int, 
 		// One chunk, not in place: ct is intact, one MAC call.
 		sumAEADLong(&want, (*[32]byte)(key[:32]), additionalData, ct)
 		chachaXOR(s, a.rounds, out[first:], ct[first:])
-		return subtle.ConstantTimeCompare(want[:], tag[:]) == 1
+		return tagsEqual(&want, tag)
 	}
 	mac := newMAC((*[32]byte)(key[:32]))
 	writePadded(mac, additionalData)
@@ -292,7 +292,7 @@ func (a *chachaAEAD) openChunks(s *chachacore.State, out, ct []byte, first int, 
 		first = 0
 		src, dst = src[n:], dst[n:]
 	}
-	return subtle.ConstantTimeCompare(want[:], tag[:]) == 1
+	return tagsEqual(&want, tag)
 }
 
 // shortMACSize bounds the MAC input (padded additional data, padded

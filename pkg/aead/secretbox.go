@@ -174,9 +174,10 @@ func (a *secretboxAEAD) Open(dst, nonce, box, additionalData []byte) ([]byte, er
 // reads ct before it is decrypted: in place, decrypting overwrites it.
 func (a *secretboxAEAD) openShort(s *salsacore.State, head, out, ct []byte, tag *[TagSize]byte) bool {
 	a.startHead(s, head, len(ct))
-	ok := verifyMAC(tag, ct, (*[32]byte)(head[:32]))
+	var want [TagSize]byte
+	sumMAC(&want, ct, (*[32]byte)(head[:32]))
 	subtle.XORBytes(out, ct, head[32:])
-	return ok
+	return tagsEqual(&want, tag)
 }
 
 // openLong is openShort for longer ciphertexts: block 0 (head) covers the
@@ -194,5 +195,7 @@ func (a *secretboxAEAD) openLong(s *salsacore.State, head, out, ct []byte, tag *
 		salsaXOR(s, a.rounds, out[off:off+n], ct[off:off+n])
 		macked, off = off+n, off+n
 	}
-	return mac.Verify(tag[:])
+	var want [TagSize]byte
+	mac.Sum(want[:0])
+	return tagsEqual(&want, tag)
 }
