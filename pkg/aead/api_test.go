@@ -159,7 +159,7 @@ func TestInPlace(t *testing.T) {
 	key := testutil.Bytes(r, KeySize)
 	for _, s := range Suites() {
 		a := mustNew(t, s, key)
-		for _, n := range []int{0, 1, 33, 100, headSize - 64, headSize - 63, headSize - 1, headSize, headSize + 1, inPlaceCopyMax - 1, inPlaceCopyMax, 2048, chunkSize + 7} {
+		for _, n := range []int{0, 1, 33, 100, headSize - 64, headSize - 63, headSize - 1, headSize, headSize + 1, 1535, 1536, 2048, chunkSize + 7} {
 			nonce := testutil.Bytes(r, a.NonceSize())
 			msg := testutil.Bytes(r, n)
 			want := a.Seal(nil, nonce, msg, nil)
@@ -182,10 +182,10 @@ func TestInPlace(t *testing.T) {
 }
 
 // TestFailedOpenLeavesNoPlaintext flips the tag of a message of several
-// chunks (which Open decrypts before it can check the tag), and of 1 KiB
-// (whose first blocks an in-place Open decrypts before it MACs them), and
-// opens it into a separate buffer and in place: neither may keep a byte of
-// plaintext, and the tag itself is left as it was.
+// chunks and of one of 1 KiB (both of which Open decrypts before it can
+// check the tag), and opens it into a separate buffer and in place:
+// neither may keep a byte of plaintext, and the tag itself is left as it
+// was.
 func TestFailedOpenLeavesNoPlaintext(t *testing.T) {
 	r := testutil.Rand(t)
 	key := testutil.Bytes(r, KeySize)
