@@ -5,7 +5,9 @@
 // is written incrementally and then summed or verified, and [Sum] computes
 // a tag in one call. A key authenticates exactly one message; using it for
 // two lets an attacker forge tags. It is meant for the AEAD constructions
-// in pkg/aead, which derive a fresh key per message.
+// in pkg/aead, which derive a fresh key per message; [SumAEAD] and
+// [MAC.SumAEAD] compute RFC 8439's AEAD tag with the ciphertext, its
+// padding and the lengths in one kernel call.
 //
 // # Implementations
 //
@@ -18,7 +20,8 @@
 // [Kernels] and [UseKernel] let tests run every one.
 //
 // No branch or memory index depends on the key, the message or the tag;
-// only lengths steer the code.
+// only lengths steer the code (and, in the IFMA kernel, whether the
+// message starts near a page boundary, an address).
 package poly1305
 
 import "crypto/subtle"
