@@ -7,8 +7,10 @@
 // Every kernel absorbs whole 16-byte message blocks (each with the 2^128
 // bit set) into the accumulator h, kept between calls in radix 2^64 as
 // h[0] + h[1]·2^64 + h[2]·2^128, partially reduced: h[2] <= 5 on entry and
-// on return. Only lengths steer branches and addresses; key and message
-// bytes go through arithmetic alone, so the kernels run in constant time.
+// on return. Only lengths steer branches and addresses (and, in the IFMA
+// kernel, whether the message starts near a page boundary: an address);
+// key and message bytes go through arithmetic alone, so the kernels run in
+// constant time.
 package main
 
 import (
@@ -33,8 +35,9 @@ func main() {
 }
 
 // checkConstantTime is the mechanical half of the constant-time review:
-// every conditional branch must test the block counter, right after the
-// DECQ or TESTQ that sets the flags from it, and no instruction may address
+// every conditional branch must test a counter (or a flag made from
+// lengths and addresses), right after the DECQ or TESTQ that sets the
+// flags from it, and no instruction may address
 // memory through an index register (only LEAQ, as arithmetic, may use the
 // scaled-index form). Key, message and tag then reach only arithmetic.
 func checkConstantTime(path string) error {
