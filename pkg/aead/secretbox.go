@@ -83,8 +83,7 @@ func (a *secretboxAEAD) Seal(dst, nonce, plaintext, additionalData []byte) []byt
 		var head [headSize]byte
 		a.sealShort(&s, head[:], tag, ct, plaintext)
 	default:
-		var head [blockSize]byte
-		a.sealLong(&s, head[:], tag, ct, plaintext)
+		a.sealLong(&s, tag, ct, plaintext)
 	}
 	return ret
 }
@@ -97,15 +96,21 @@ func (a *secretboxAEAD) sealShort(s *salsacore.State, head, tag, ct, plaintext [
 	sumMAC((*[TagSize]byte)(tag), ct, (*[32]byte)(head[:32]))
 }
 
-// sealLong is sealShort for longer plaintexts: block 0 (head) covers the
-// first 32 bytes, the rest goes straight through the XOR-fused kernel in
-// chunks, each MACed while it is still in cache.
-func (a *secretboxAEAD) sealLong(s *salsacore.State, head, tag, ct, plaintext []byte) {
-	a.startHead(s, head, 0)
+// sealLong is sealShort for longer plaintexts. Block 0 and the keystream
+// of the first secretboxHeadBytes(headBlocks) message bytes come from one
+// kernel call into a stack buffer, as in sealShort: block 0 in a call of
+// its own is a latency-bound chain that costs about as much as a
+// 16-block group, and the message after those bytes starts at a block
+// boundary, so each chunk of it goes straight through the XOR-fused kernel
+// in whole groups, MACed while it is still in cache.
+func (a *secretboxAEAD) sealLong(s *salsacore.State, tag, ct, plaintext []byte) {
+	var head [headSize]byte
+	first := secretboxHeadBytes(headBlocks)
+	a.startHead(s, head[:], first)
 	mac := newMAC((*[32]byte)(head[:32]))
-	subtle.XORBytes(ct[:32], plaintext[:32], head[32:])
-	// The first 32 bytes, from block 0, join the first chunk's Write.
-	for macked, off := 0, 32; off < len(ct); {
+	subtle.XORBytes(ct[:first], plaintext[:first], head[32:])
+	// The bytes from the head join the first chunk's Write.
+	for macked, off := 0, first; off < len(ct); {
 		n := min(len(ct)-off, chunkSize)
 		salsaXOR(s, a.rounds, ct[off:off+n], plaintext[off:off+n])
 		mac.Write(ct[macked : off+n])
@@ -159,8 +164,7 @@ func (a *secretboxAEAD) Open(dst, nonce, box, additionalData []byte) ([]byte, er
 		var head [headSize]byte
 		ok = a.openShort(&s, head[:], out, ct, &tag)
 	default:
-		var head [blockSize]byte
-		ok = a.openLong(&s, head[:], out, ct, &tag)
+		ok = a.openLong(&s, out, ct, &tag)
 	}
 	if !ok {
 		clear(out)
@@ -180,17 +184,19 @@ func (a *secretboxAEAD) openShort(s *salsacore.State, head, out, ct []byte, tag 
 	return tagsEqual(&want, tag)
 }
 
-// openLong is openShort for longer ciphertexts: block 0 (head) covers the
-// first 32 bytes, the rest goes straight through the XOR-fused kernel in
-// chunks, each MACed before it is decrypted.
-func (a *secretboxAEAD) openLong(s *salsacore.State, head, out, ct []byte, tag *[TagSize]byte) bool {
-	a.startHead(s, head, 0)
+// openLong is openShort for longer ciphertexts, with the head of sealLong:
+// the rest goes straight through the XOR-fused kernel in chunks, each MACed
+// before it is decrypted.
+func (a *secretboxAEAD) openLong(s *salsacore.State, out, ct []byte, tag *[TagSize]byte) bool {
+	var head [headSize]byte
+	first := secretboxHeadBytes(headBlocks)
+	a.startHead(s, head[:], first)
 	mac := newMAC((*[32]byte)(head[:32]))
-	for macked, off := 0, 32; off < len(ct); {
+	for macked, off := 0, first; off < len(ct); {
 		n := min(len(ct)-off, chunkSize)
 		mac.Write(ct[macked : off+n])
 		if macked == 0 {
-			subtle.XORBytes(out[:32], ct[:32], head[32:])
+			subtle.XORBytes(out[:first], ct[:first], head[32:])
 		}
 		salsaXOR(s, a.rounds, out[off:off+n], ct[off:off+n])
 		macked, off = off+n, off+n

@@ -22,12 +22,14 @@ import (
 // 64 for ChaCha and 32 for secretbox), the ends of the first kernel call
 // that computes block 0 beside the message (16 and 17 message blocks, and
 // 32, where the 32-block kernel takes over), multi-block and multi-chunk
-// lengths.
+// lengths, and secretbox's first chunk boundary (its first chunk runs to
+// headSize - 32 + chunkSize).
 var diffSizes = []int{0, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 95, 96, 97, 127, 128, 129,
 	255, 256, 257, 447, 448, 449, 479, 480, 481,
 	headSize - 65, headSize - 64, headSize - 63, headSize - 33, headSize - 32,
 	headSize - 31, headSize - 1, headSize, headSize + 1, 1000, 1024, 1087, 1088, 1089, 1500, 2047, 2048, 2049,
 	chunkSize - 1, chunkSize, chunkSize + 1,
+	chunkSize + headSize - 33, chunkSize + headSize - 32, chunkSize + headSize - 31,
 	chunkSize + headSize, 2 * chunkSize, 2*chunkSize + 100, 70000}
 
 var adSizes = []int{0, 1, 16, 17, 100}
