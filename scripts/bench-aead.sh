@@ -3,9 +3,11 @@
 # XSalsa20-Poly1305 (pkg/aead BenchmarkSeal and BenchmarkOpen) beside
 # x/crypto's chacha20poly1305 and nacl/secretbox and OpenSSL's
 # `openssl speed -elapsed -evp chacha20-poly1305`, at 64 B, 256 B, 1 KiB,
-# 8 KiB and 64 KiB. Everything is pinned to one core and interleaved round
-# by round; the table shows medians of BENCHCOUNT runs and the ratios of
-# those medians. OpenSSL's figures are written as Go benchmark lines next
+# 8 KiB and 64 KiB. Everything is pinned to one core and interleaved size
+# by size within each round (ours, then OpenSSL, at one size, then the next
+# size), so that a busy spell of a shared host falls on both sides of a
+# ratio rather than on one; the table shows medians of BENCHCOUNT rounds
+# and the ratios of those medians. OpenSSL's figures are written as Go benchmark lines next
 # to ours in BENCHOUT, so benchstat reads all of them.
 #
 # Plain `openssl speed -evp` streams one long message in updates of the
@@ -29,31 +31,31 @@ command -v openssl >/dev/null || { echo "bench-aead needs openssl (apt-get insta
 
 declare -A bytes=([64B]=64 [256B]=256 [1KiB]=1024 [8KiB]=8192 [64KiB]=65536)
 
-# openssl_bench NAME [OPTION...]: one pinned `openssl speed -elapsed` run
-# of chacha20-poly1305 per size, written as
-# "BenchmarkOpenSSL/NAME/SIZE 1 <ns> ns/op <MB/s> MB/s" lines (as in
+# openssl_bench NAME SIZE [OPTION...]: one pinned `openssl speed
+# -elapsed` run of chacha20-poly1305 at SIZE, written as
+# "BenchmarkOpenSSL/NAME/SIZE 1 <ns> ns/op <MB/s> MB/s" (as in
 # scripts/bench-compare.sh; -mr prints "+F:...:<bytes per second>").
 openssl_bench() {
-  local name=$1; shift
-  for s in 64B 256B 1KiB 8KiB 64KiB; do
-    local n=${bytes[$s]} bps
-    bps=$("${pin[@]}" openssl speed -elapsed -mr -seconds "$osecs" -bytes "$n" "$@" \
-      -evp chacha20-poly1305 2>/dev/null | awk -F: '/^\+F:/ { print $4 }')
-    awk -v name="$name" -v s="$s" -v n="$n" -v bps="$bps" \
-      'BEGIN { printf "BenchmarkOpenSSL/%s/%s 1 %.1f ns/op %.2f MB/s\n", name, s, 1e9 * n / bps, bps / 1e6 }'
-  done
+  local name=$1 s=$2; shift 2
+  local n=${bytes[$s]} bps
+  bps=$("${pin[@]}" openssl speed -elapsed -mr -seconds "$osecs" -bytes "$n" "$@" \
+    -evp chacha20-poly1305 2>/dev/null | awk -F: '/^\+F:/ { print $4 }')
+  awk -v name="$name" -v s="$s" -v n="$n" -v bps="$bps" \
+    'BEGIN { printf "BenchmarkOpenSSL/%s/%s 1 %.1f ns/op %.2f MB/s\n", name, s, 1e9 * n / bps, bps / 1e6 }'
 }
 
 : >"$out/aead.txt"
 : >"$out/openssl.txt"
 for round in $(seq "$count"); do
   echo "bench-aead: round $round of $count" >&2
-  "${pin[@]}" "$out/aead.test" -test.run '^$' -test.benchmem -test.benchtime "$benchtime" \
-    -test.bench "^Benchmark(Seal|Open)\$/^(ChaCha20Poly1305|XSalsa20Poly1305)\$/^($sizes)\$/" >>"$out/aead.txt"
-  openssl_bench seal >>"$out/openssl.txt"
-  openssl_bench open -decrypt >>"$out/openssl.txt"
-  openssl_bench seal-aead -aead >>"$out/openssl.txt"
-  openssl_bench open-aead -aead -decrypt >>"$out/openssl.txt"
+  for s in 64B 256B 1KiB 8KiB 64KiB; do
+    "${pin[@]}" "$out/aead.test" -test.run '^$' -test.benchmem -test.benchtime "$benchtime" \
+      -test.bench "^Benchmark(Seal|Open)\$/^(ChaCha20Poly1305|XSalsa20Poly1305)\$/^$s\$/" >>"$out/aead.txt"
+    openssl_bench seal "$s" >>"$out/openssl.txt"
+    openssl_bench open "$s" -decrypt >>"$out/openssl.txt"
+    openssl_bench seal-aead "$s" -aead >>"$out/openssl.txt"
+    openssl_bench open-aead "$s" -aead -decrypt >>"$out/openssl.txt"
+  done
 done
 
 median MB/s "$out/aead.txt" "$out/openssl.txt" >"$out/medians.txt"
