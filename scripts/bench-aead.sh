@@ -6,8 +6,9 @@
 # 8 KiB and 64 KiB. Everything is pinned to one core and interleaved size
 # by size within each round (ours, then OpenSSL, at one size, then the next
 # size), so that a busy spell of a shared host falls on both sides of a
-# ratio rather than on one; the table shows medians of BENCHCOUNT rounds
-# and the ratios of those medians. OpenSSL's figures are written as Go benchmark lines next
+# ratio rather than on one; the table shows medians of BENCHCOUNT rounds,
+# the ratios of those medians, and for the targets also the median of the
+# rounds' own ratios ("paired"). OpenSSL's figures are written as Go benchmark lines next
 # to ours in BENCHOUT, so benchstat reads all of them.
 #
 # Plain `openssl speed -evp` streams one long message in updates of the
@@ -60,6 +61,25 @@ done
 
 median MB/s "$out/aead.txt" "$out/openssl.txt" >"$out/medians.txt"
 
+# paired LABEL NUM DEN: per size, the median over rounds of each round's
+# ratio (NUM's speed over DEN's; the two ran back to back), which a busy
+# spell of the host, falling on both, moves less than a ratio of medians.
+paired() {
+  local label=$1 num=$2 den=$3
+  printf "%-${label_width}s" "$label"
+  for s in 64B 256B 1KiB 8KiB 64KiB; do
+    printf '%10s' "$(awk -v a="${num//SIZE/$s}" -v b="${den//SIZE/$s}" '
+      { name = $1; sub(/-[0-9]+$/, "", name) }
+      name == a { x[++i] = $3 } name == b { y[++j] = $3 }
+      END { n = (i < j) ? i : j; if (n == 0) { print "-"; exit }
+            for (k = 1; k <= n; k++) r[k] = y[k] / x[k]
+            for (k = 1; k <= n; k++) for (l = k + 1; l <= n; l++) if (r[l] < r[k]) { t = r[k]; r[k] = r[l]; r[l] = t }
+            m = (n % 2) ? r[(n + 1) / 2] : (r[n / 2] + r[n / 2 + 1]) / 2
+            printf "%.2fx", m }' "$out/aead.txt" "$out/openssl.txt")"
+  done
+  echo
+}
+
 ossl="OpenSSL $(openssl version | cut -d' ' -f2)"
 echo
 echo "AEAD, MB/s (medians of $count, pinned to CPU $cpu; $(grep -m1 '^cpu:' "$out/aead.txt" | cut -d' ' -f2-))"
@@ -80,6 +100,8 @@ for op in Seal Open; do
   row "$ossl -aead$flag (per message)" "BenchmarkOpenSSL/$lop-aead/SIZE"
   ratio "  ChaCha20-Poly1305 / OpenSSL" "$cc" "$ssl"
   ratio "  XSalsa20-Poly1305 / OpenSSL" "$xs" "$ssl"
+  paired "  ChaCha20-Poly1305 / OpenSSL, paired" "$cc" "$ssl"
+  paired "  XSalsa20-Poly1305 / OpenSSL, paired" "$xs" "$ssl"
   ratio "  ChaCha20-Poly1305 / OpenSSL -aead" "$cc" "BenchmarkOpenSSL/$lop-aead/SIZE"
   ratio "  ChaCha20-Poly1305 / x/crypto" "$cc" "Benchmark$op/ChaCha20Poly1305/SIZE/xcrypto"
   ratio "  XSalsa20-Poly1305 / secretbox" "$xs" "Benchmark$op/XSalsa20Poly1305/SIZE/xcrypto"
