@@ -96,8 +96,9 @@ func updateBlocksTail(st *state, msg, tail []byte) {
 		return
 	}
 	for len(msg) > maxCallBytes {
-		polyIFMA(&st.h, &st.r, msg[:maxCallBytes], nil)
-		msg = msg[maxCallBytes:]
+		n := ifmaCallBytes(len(msg))
+		polyIFMA(&st.h, &st.r, msg[:n], nil)
+		msg = msg[n:]
 	}
 	polyIFMA(&st.h, &st.r, msg, tail)
 }
@@ -108,8 +109,22 @@ func updateBlocksTail(st *state, msg, tail []byte) {
 // empty lanes.
 func ifmaBlocks(st *state, msg []byte) {
 	for len(msg) > 0 {
-		n := min(len(msg), maxCallBytes)
+		n := ifmaCallBytes(len(msg))
 		polyIFMA(&st.h, &st.r, msg[:n], nil)
 		msg = msg[n:]
 	}
+}
+
+// ifmaCallBytes is how many of n bytes (n >= ifmaMinBytes, a multiple of
+// 16) the next IFMA kernel call takes: at most maxCallBytes, but never so
+// many that fewer than ifmaMinBytes are left for the last call, which
+// reads its first 256 bytes whole when it stages its first group.
+func ifmaCallBytes(n int) int {
+	switch {
+	case n <= maxCallBytes:
+		return n
+	case n-maxCallBytes < ifmaMinBytes:
+		return n - ifmaMinBytes
+	}
+	return maxCallBytes
 }

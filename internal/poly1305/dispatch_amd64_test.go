@@ -117,3 +117,26 @@ func TestKernelsSeveralCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestIFMACallBytes splits lengths around multiples of the call bound as
+// the IFMA kernel's callers do: every piece is a multiple of 16 within
+// [ifmaMinBytes, maxCallBytes], and the pieces add up.
+func TestIFMACallBytes(t *testing.T) {
+	for _, base := range []int{ifmaMinBytes, maxCallBytes, 2 * maxCallBytes} {
+		for n := base - 512; n <= base+512; n += 16 {
+			if n < ifmaMinBytes {
+				continue
+			}
+			total := 0
+			for left := n; left > 0; {
+				k := ifmaCallBytes(left)
+				require.Zero(t, k%16, "%d bytes: piece %d", n, k)
+				require.GreaterOrEqual(t, k, ifmaMinBytes, "%d bytes", n)
+				require.LessOrEqual(t, k, maxCallBytes, "%d bytes", n)
+				total += k
+				left -= k
+			}
+			assert.Equal(t, n, total)
+		}
+	}
+}

@@ -111,16 +111,25 @@ func TestRandomChunkings(t *testing.T) {
 	})
 }
 
-// TestLongMessages crosses the 64 KiB bound on one assembly call.
+// TestLongMessages crosses the 64 KiB bound on one assembly call, also by
+// less than a vector kernel's smallest call, through Sum and SumAEAD.
 func TestLongMessages(t *testing.T) {
 	r := testutil.Rand(t)
 	msg := testutil.Bytes(r, 3<<17+77)
 	key := randomKey(r)
 	want := xcryptoSum(key, msg)
+	const bound = 64 << 10 // the amd64 kernels' maxCallBytes
+	lengths := []int{bound + 16, bound + 100, bound + 240, bound + 256, 2*bound + 48}
 	forEachKernel(t, func(t *testing.T) {
 		var got [TagSize]byte
 		Sum(&got, msg, key)
 		assert.Equal(t, want, got)
+		for _, n := range lengths {
+			Sum(&got, msg[:n], key)
+			assert.Equal(t, xcryptoSum(key, msg[:n]), got, "Sum, %d bytes", n)
+			SumAEAD(&got, key, nil, msg[:n])
+			assert.Equal(t, xcryptoSum(key, aeadMACInput(nil, msg[:n])), got, "SumAEAD, %d bytes", n)
+		}
 	})
 }
 
