@@ -439,11 +439,18 @@ func ifmaCarry(h, lo, hi [3]VecVirtual, k ifmaConsts) {
 // d0, d1, d2 (each below 2^55) in lo.
 func ifmaProducts(h, lo, hi [3]VecVirtual, b [5]Op, k ifmaConsts, add bool) {
 	b0, b1, b2, s1, s2 := b[0], b[1], b[2], b[3], b[4]
-	terms := [3][3][2]Op{
+	ifmaColumns([3][][2]Op{
 		{{h[0], b0}, {h[1], s2}, {h[2], s1}},
 		{{h[0], b1}, {h[1], b0}, {h[2], s2}},
 		{{h[0], b2}, {h[1], b1}, {h[2], b0}},
-	}
+	}, lo, hi, k, add)
+}
+
+// ifmaColumns sums the products terms[i] into column i, low halves into
+// lo[i] and high halves into hi[i], and adds the high columns into the low
+// ones (ifmaFixups). With add, lo already holds values to add to (the next
+// message group); otherwise the columns start at zero.
+func ifmaColumns(terms [3][][2]Op, lo, hi [3]VecVirtual, k ifmaConsts, add bool) {
 	// VPSUBQ x, x, x is a zero idiom both for the CPU and for avo's
 	// liveness analysis (VPXORQ is not, to avo, and would keep the column
 	// registers live from the function entry).
@@ -455,7 +462,7 @@ func ifmaProducts(h, lo, hi [3]VecVirtual, b [5]Op, k ifmaConsts, add bool) {
 	}
 	// Interleave the columns so that consecutive multiply-adds go to
 	// different destinations (each one waits for its destination).
-	for j := range 3 {
+	for j := range terms[0] {
 		for i := range 3 {
 			VPMADD52LUQ(terms[i][j][1], terms[i][j][0], lo[i])
 			VPMADD52HUQ(terms[i][j][1], terms[i][j][0], hi[i])
@@ -485,24 +492,15 @@ func ifmaSquare(a [3]VecVirtual, k ifmaConsts) [3]VecVirtual {
 	VPSUBQ(a2x20, a2x20, a2x20)
 	VPMADD52LUQ(k.k20, a[2], a2x20)
 	VPADDQ(a2x20, a2x20, a2x40)
-	terms := [3][2][2]Op{
-		{{a[0], a[0]}, {a[1], a2x40}},
-		{{a[0], a1x2}, {a[2], a2x20}},
-		{{a[0], a2x2}, {a[1], a[1]}},
-	}
 	var lo, hi, d [3]VecVirtual
 	for i := range 3 {
 		lo[i], hi[i], d[i] = ZMM(), ZMM(), ZMM()
-		VPSUBQ(lo[i], lo[i], lo[i])
-		VPSUBQ(hi[i], hi[i], hi[i])
 	}
-	for j := range 2 {
-		for i := range 3 {
-			VPMADD52LUQ(terms[i][j][1], terms[i][j][0], lo[i])
-			VPMADD52HUQ(terms[i][j][1], terms[i][j][0], hi[i])
-		}
-	}
-	ifmaFixups(lo, hi, k)
+	ifmaColumns([3][][2]Op{
+		{{a[0], a[0]}, {a[1], a2x40}},
+		{{a[0], a1x2}, {a[2], a2x20}},
+		{{a[0], a2x2}, {a[1], a[1]}},
+	}, lo, hi, k, false)
 	ifmaCarry(d, lo, hi, k)
 	return d
 }
