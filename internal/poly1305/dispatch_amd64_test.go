@@ -3,6 +3,7 @@
 package poly1305
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
@@ -48,26 +49,15 @@ func TestUseKernelErrors(t *testing.T) {
 	assert.Error(t, err)
 }
 
-// TestKernelsFromExtremeStates starts every kernel from accumulators at the
-// edge of the range the kernels accept between calls (h[2] up to 5, the
-// low words all ones or random) with random clamped keys, and compares the
-// new accumulator, reduced mod p, with the generic reference's.
+// TestKernelsFromExtremeStates starts every kernel from the accumulators
+// of extremeState (the first 8 with the largest clamped r over the whole
+// message), and compares the new accumulator, reduced mod p, with the
+// generic reference's.
 func TestKernelsFromExtremeStates(t *testing.T) {
 	r := testutil.Rand(t)
 	msg := testutil.Bytes(r, 4096)
 	for i := range 64 {
-		var st state
-		st.init(randomKey(r))
-		switch i % 4 {
-		case 0:
-			st.h = [3]uint64{^uint64(0), ^uint64(0), 5}
-		case 1:
-			st.h = [3]uint64{^uint64(0) - 4, ^uint64(0), 3} // p
-		case 2:
-			st.h = [3]uint64{r.Uint64(), r.Uint64(), uint64(r.IntN(6))}
-		case 3:
-			st.h = [3]uint64{^uint64(0), ^uint64(0), 4}
-		}
+		st := extremeState(r, i)
 		n := 16 * r.IntN(len(msg)/16+1)
 		if i < 8 {
 			n = len(msg)
@@ -75,15 +65,7 @@ func TestKernelsFromExtremeStates(t *testing.T) {
 		}
 		want := st
 		blocksGeneric(&want, msg[:n])
-		for _, name := range Kernels() {
-			restore, err := UseKernel(name)
-			require.NoError(t, err)
-			got := st
-			updateBlocks(&got, msg[:n])
-			restore()
-			require.LessOrEqual(t, got.h[2], uint64(5), "%s: h[2] out of range", name)
-			assert.Equal(t, reduce3(want.h), reduce3(got.h), "%s: start %x, %d bytes", name, st.h, n)
-		}
+		checkEveryKernel(t, st, want, func(got *state) { updateBlocks(got, msg[:n]) }, fmt.Sprintf("%d bytes", n))
 	}
 }
 
