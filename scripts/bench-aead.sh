@@ -62,23 +62,30 @@ done
 
 median MB/s "$out/aead.txt" "$out/openssl.txt" >"$out/medians.txt"
 
-# paired LABEL NUM DEN: per size, the median over rounds of each round's
-# ratio (NUM's speed over DEN's; the two ran back to back), which a busy
-# spell of the host, falling on both, moves less than a ratio of medians.
-paired() {
-  local label=$1 num=$2 den=$3
+# rounds LABEL NUM DEN END: per size, an awk END block over the rounds'
+# ns/op of NUM (x[1..i]) and DEN (y[1..j]), both in run order; it prints
+# the cell.
+rounds() {
+  local label=$1 num=$2 den=$3 end=$4
   printf "%-${label_width}s" "$label"
   for s in 64B 256B 1KiB 8KiB 64KiB; do
     printf '%10s' "$(awk -v a="${num//SIZE/$s}" -v b="${den//SIZE/$s}" '
       { name = $1; sub(/-[0-9]+$/, "", name) }
       name == a { x[++i] = $3 } name == b { y[++j] = $3 }
-      END { n = (i < j) ? i : j; if (n == 0) { print "-"; exit }
-            for (k = 1; k <= n; k++) r[k] = y[k] / x[k]
-            for (k = 1; k <= n; k++) for (l = k + 1; l <= n; l++) if (r[l] < r[k]) { t = r[k]; r[k] = r[l]; r[l] = t }
-            m = (n % 2) ? r[(n + 1) / 2] : (r[n / 2] + r[n / 2 + 1]) / 2
-            printf "%.2fx", m }' "$out/aead.txt" "$out/openssl.txt")"
+      END { if (i == 0 || j == 0) { print "-"; exit } '"$end"' }' "$out/aead.txt" "$out/openssl.txt")"
   done
   echo
+}
+
+# paired LABEL NUM DEN: per size, the median over rounds of each round's
+# ratio (NUM's speed over DEN's; the two ran back to back), which a busy
+# spell of the host, falling on both, moves less than a ratio of medians.
+paired() {
+  rounds "$@" '
+    n = (i < j) ? i : j
+    for (k = 1; k <= n; k++) r[k] = y[k] / x[k]
+    for (k = 1; k <= n; k++) for (l = k + 1; l <= n; l++) if (r[l] < r[k]) { t = r[k]; r[k] = r[l]; r[l] = t }
+    printf "%.2fx", (n % 2) ? r[(n + 1) / 2] : (r[n / 2] + r[n / 2 + 1]) / 2'
 }
 
 # fastest LABEL NUM DEN: per size, the speed of NUM's fastest round over
@@ -87,15 +94,10 @@ paired() {
 # fastest where OpenSSL's ran about 15% above, so the quiet-period ratio is
 # worth seeing beside the medians.
 fastest() {
-  local label=$1 num=$2 den=$3
-  printf "%-${label_width}s" "$label"
-  for s in 64B 256B 1KiB 8KiB 64KiB; do
-    printf '%10s' "$(awk -v a="${num//SIZE/$s}" -v b="${den//SIZE/$s}" '
-      { name = $1; sub(/-[0-9]+$/, "", name) }
-      name == a && (x == "" || $3 < x) { x = $3 } name == b && (y == "" || $3 < y) { y = $3 }
-      END { if (x == "" || y == "") print "-"; else printf "%.2fx", y / x }' "$out/aead.txt" "$out/openssl.txt")"
-  done
-  echo
+  rounds "$@" '
+    mx = x[1]; for (k = 2; k <= i; k++) if (x[k] < mx) mx = x[k]
+    my = y[1]; for (k = 2; k <= j; k++) if (y[k] < my) my = y[k]
+    printf "%.2fx", my / mx'
 }
 
 ossl="OpenSSL $(openssl version | cut -d' ' -f2)"
