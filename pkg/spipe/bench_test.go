@@ -7,16 +7,17 @@ import (
 	"time"
 
 	"github.com/spipe-dev/spipe/internal/testutil"
+	"github.com/spipe-dev/spipe/pkg/aead"
 )
 
 // BenchmarkThroughput pushes 16 KiB writes through one Conn pair over
 // loopback TCP, the reader draining concurrently. allocs/op counts both
 // ends' steady state: it must be zero.
 func BenchmarkThroughput(b *testing.B) {
-	for _, suite := range AllSuites {
+	for _, suite := range aead.Suites() {
 		b.Run(suite.String(), func(b *testing.B) {
 			k := newTestKey(b)
-			cfg := &Config{Keys: []*Key{k}, Suites: []Suite{suite}}
+			cfg := &Config{Keys: []*Key{k}, Suites: []aead.Suite{suite}}
 			cli, srv := connected(b, "tcp", cfg, cfg)
 			buf := make([]byte, 16<<10)
 			done, warm := make(chan struct{}), make(chan struct{})
@@ -67,7 +68,7 @@ func BenchmarkHandshake(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			k := newTestKey(b)
-			cfg := &Config{Keys: []*Key{k}, DisableForwardSecrecy: !pfs}
+			cfg := &Config{Keys: []*Key{k}, ForwardSecrecy: policy(pfs)}
 			ctx := context.Background()
 			b.ReportAllocs()
 			cpu := processCPUTime()
@@ -75,8 +76,8 @@ func BenchmarkHandshake(b *testing.B) {
 				x, y := net.Pipe()
 				cli, srv := Client(x, cfg), Server(y, cfg)
 				errc := make(chan error, 1)
-				go func() { errc <- cli.Handshake(ctx) }()
-				if err := srv.Handshake(ctx); err != nil {
+				go func() { errc <- cli.HandshakeContext(ctx) }()
+				if err := srv.HandshakeContext(ctx); err != nil {
 					b.Fatal(err)
 				}
 				if err := <-errc; err != nil {
@@ -86,29 +87,6 @@ func BenchmarkHandshake(b *testing.B) {
 				y.Close()
 			}
 			reportCPU(b, processCPUTime()-cpu, 0)
-		})
-	}
-}
-
-// BenchmarkFrame seals and opens one 16 KiB frame in memory: the CPU cost
-// of the frame layer without the network, per suite.
-func BenchmarkFrame(b *testing.B) {
-	for _, suite := range AllSuites {
-		b.Run(suite.String(), func(b *testing.B) {
-			key := make([]byte, 32)
-			seal, _ := NewFrameCipher(suite, key)
-			open, _ := NewFrameCipher(suite, key)
-			data := make([]byte, 16<<10)
-			buf := make([]byte, 0, len(data)+FrameOverhead)
-			b.SetBytes(int64(len(data)))
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := range b.N {
-				frame := seal.SealFrame(buf, uint64(i), FrameData, data, 0)
-				if _, _, err := open.OpenFrame(frame, uint64(i)); err != nil {
-					b.Fatal(err)
-				}
-			}
 		})
 	}
 }
