@@ -481,3 +481,22 @@ func TestSteadyStateAllocatesNothing(t *testing.T) {
 		assert.Zero(t, testing.AllocsPerRun(50, roundTrip), suite.String())
 	}
 }
+
+// TestPaddingHidesFrameTypes: with padding on, a short write, a keepalive
+// and the authenticated end of the stream are frames of the same size on
+// the wire, so an observer cannot tell where the stream ends.
+func TestPaddingHidesFrameTypes(t *testing.T) {
+	k := newTestKey(t)
+	cfg := &Config{Keys: []*Key{k}, PadTo: 256}
+	cli, srv, sent := payloadPair(t, cfg, cfg)
+	go func() {
+		cli.Write([]byte("x"))
+		cli.SendKeepalive()
+		cli.Write(make([]byte, 255))
+		cli.CloseWrite()
+	}()
+	got, err := io.ReadAll(srv)
+	require.NoError(t, err)
+	assert.Len(t, got, 256)
+	assert.Equal(t, []int{256, 256, 256, 256}, sent(), "data, keepalive, data, close-write")
+}
