@@ -34,7 +34,7 @@ func Cases() ([]Case, error) {
 	key := make([]byte, 32)
 	var cases []Case
 	for _, r := range []int{20, 12, 8} {
-		c, err := chacha20.NewWithRounds(key, make([]byte, chacha20.NonceSize), r)
+		c, err := chacha20.NewUnauthenticatedCipherWithRounds(key, make([]byte, chacha20.NonceSize), r)
 		if err != nil {
 			return nil, err
 		}
@@ -42,7 +42,7 @@ func Cases() ([]Case, error) {
 			Run: func(b []byte) { c.SetCounter(0); c.XORKeyStream(b, b) }})
 	}
 	for _, r := range []int{20, 12, 8} {
-		c, err := salsa20.NewWithRounds(key, make([]byte, salsa20.NonceSize), r)
+		c, err := salsa20.NewUnauthenticatedCipherWithRounds(key, make([]byte, salsa20.NonceSize), r)
 		if err != nil {
 			return nil, err
 		}

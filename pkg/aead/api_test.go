@@ -296,7 +296,7 @@ func TestSalsaCounterCarry(t *testing.T) {
 			got := make([]byte, n)
 			salsaXOR(&s, 20, got, got)
 
-			ref, err := salsa20.NewCipher(key, nonce)
+			ref, err := salsa20.NewUnauthenticatedCipher(key, nonce)
 			require.NoError(t, err)
 			ref.SetCounter(start)
 			want := make([]byte, n)

@@ -103,7 +103,7 @@ func TestSecretboxMatchesXCrypto(t *testing.T) {
 // for the reduced-round suites, which x/crypto does not have; it is itself
 // checked against x/crypto at 20 rounds.
 func refChaChaPoly(t testing.TB, key, nonce, msg, ad []byte, rounds int) []byte {
-	c, err := chacha20.NewWithRounds(key, nonce, rounds)
+	c, err := chacha20.NewUnauthenticatedCipherWithRounds(key, nonce, rounds)
 	require.NoError(t, err)
 	block0 := make([]byte, 64)
 	c.XORKeyStream(block0, block0)
@@ -123,7 +123,7 @@ func refChaChaPoly(t testing.TB, key, nonce, msg, ad []byte, rounds int) []byte 
 // pkg/salsa20 (proven against external XSalsa20 and Salsa20/12 vectors) and
 // x/crypto's Poly1305, checked against nacl/secretbox at 20 rounds.
 func refSecretbox(t testing.TB, key, nonce, msg []byte, rounds int) []byte {
-	c, err := salsa20.NewWithRounds(key, nonce, rounds)
+	c, err := salsa20.NewUnauthenticatedCipherWithRounds(key, nonce, rounds)
 	require.NoError(t, err)
 	var macKey [32]byte
 	c.XORKeyStream(macKey[:], macKey[:])
