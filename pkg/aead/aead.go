@@ -13,16 +13,17 @@
 //     variants (ChaCha12, ChaCha8, XSalsa20/12), which trade security margin
 //     for speed and exist for users who explicitly choose that trade.
 //
-// Every AEAD here takes a 32-byte key and adds a 16-byte tag. The tag is
-// compared in constant time, and a failed Open leaves no plaintext in dst:
-// it zeroes the bytes it decrypted into. Seal and Open allocate nothing when dst has room for the result, and
-// an AEAD holds only its key, so one value may be used from any number of
+// Every AEAD here takes a 32-byte key and adds a 16-byte tag. Open
+// computes the tag over the whole input and compares it, in constant time,
+// before it writes a single byte of plaintext: a failed Open returns
+// [ErrOpen] and leaves dst, up to its capacity, exactly as it was (opening
+// in place, the ciphertext is left intact). Only then does it decrypt.
+// Seal and Open allocate nothing when dst has room for the result, and an
+// AEAD holds only its key, so one value may be used from any number of
 // goroutines at once.
 //
-// Large messages are processed in 32 KiB chunks, so memory is streamed
-// once: Seal encrypts a chunk and authenticates it while it is still in
-// cache, Open authenticates a chunk and then decrypts it, and checks the
-// tag at the end.
+// Seal encrypts a large message in 32 KiB chunks, each authenticated while
+// it is still in cache.
 //
 // A nonce must never repeat under one key: a repeat reveals the XOR of two
 // plaintexts and lets an attacker forge messages. Use a counter (see

@@ -16,7 +16,7 @@ const maxFuzzLen = 300
 // FuzzTamper seals a message under a fuzzed suite, key, nonce and
 // additional data, checks the round trip (out of place and in place), and
 // then checks that every single-bit flip of the nonce, the ciphertext, the
-// tag or the additional data makes Open fail and leave no plaintext in dst.
+// tag or the additional data makes Open fail and leave dst untouched.
 func FuzzTamper(f *testing.F) {
 	for i, s := range Suites() {
 		f.Add(uint8(s), []byte{byte(i)}, []byte("nonce"), []byte("message"), []byte("header"))
@@ -46,7 +46,7 @@ func FuzzTamper(f *testing.F) {
 		dst := sentinel(len(box))
 		mustFail := func(what string, i int) {
 			pt, err := a.Open(dst, nonce, box, ad)
-			if err == nil || pt != nil || !noPlaintext(dst, len(msg)) {
+			if err == nil || pt != nil || !untouched(dst) {
 				t.Fatalf("%s: Open accepted a flip of %s bit %d (err %v)", suite, what, i, err)
 			}
 		}

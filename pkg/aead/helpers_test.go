@@ -75,21 +75,6 @@ func untouched(b []byte) bool {
 	return true
 }
 
-// noPlaintext reports whether a failed Open of an n-byte plaintext left no
-// plaintext in a sentinel slice: its first n bytes are either still the
-// marker or all zero (decrypted into, then cleared), and the rest of its
-// capacity still holds the marker. Mixed bytes (left plaintext) fail.
-func noPlaintext(b []byte, n int) bool {
-	b = b[:cap(b)]
-	n = min(n, len(b)) // Open allocates when dst is too small
-	first := b[:n]
-	cleared := true
-	for _, c := range first {
-		cleared = cleared && c == 0
-	}
-	return (cleared || untouched(first[:0:n])) && untouched(b[n:n:len(b)])
-}
-
 // concat returns a fresh slice holding a followed by b.
 func concat(a, b []byte) []byte {
 	return append(append(make([]byte, 0, len(a)+len(b)), a...), b...)

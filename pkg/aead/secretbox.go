@@ -126,11 +126,8 @@ func (a *secretboxAEAD) sealLong(s *salsacore.State, tag, ct, plaintext []byte) 
 // box[16:16] as dst; any other overlap of dst's new bytes with the
 // ciphertext panics.
 //
-// Open makes one pass: it MACs each chunk of ciphertext and then decrypts
-// it while it is in cache, and checks the tag (in constant time) at the
-// end. On failure it zeroes the len(box)-16 bytes it appended to dst, so
-// no plaintext is left there; opening in place, that erases the
-// ciphertext (the tag is kept).
+// Open computes the tag over the whole ciphertext and compares it (in
+// constant time) before it decrypts: a failed Open writes nothing to dst.
 func (a *secretboxAEAD) Open(dst, nonce, box, additionalData []byte) ([]byte, error) {
 	if len(nonce) != NonceSizeX {
 		return nil, ErrNonceSize
@@ -141,10 +138,7 @@ func (a *secretboxAEAD) Open(dst, nonce, box, additionalData []byte) ([]byte, er
 	if len(box) < TagSize {
 		return nil, ErrOpen
 	}
-	ct := box[TagSize:]
-	// A copy, because dst's new bytes may overlap the tag (not ct).
-	var tag [TagSize]byte
-	copy(tag[:], box[:TagSize])
+	tag, ct := (*[TagSize]byte)(box[:TagSize]), box[TagSize:]
 	ret, out := sliceForAppend(dst, len(ct))
 	if alias.InexactOverlap(out, ct) {
 		panic("aead: invalid buffer overlap")
@@ -156,52 +150,51 @@ func (a *secretboxAEAD) Open(dst, nonce, box, additionalData []byte) ([]byte, er
 	switch n := len(ct); {
 	case n <= secretboxHeadBytes(2):
 		var head [2 * blockSize]byte
-		ok = a.openShort(&s, head[:], out, ct, &tag)
+		ok = a.openShort(&s, head[:], out, ct, tag)
 	case n <= secretboxHeadBytes(8):
 		var head [8 * blockSize]byte
-		ok = a.openShort(&s, head[:], out, ct, &tag)
-	case n <= secretboxHeadBytes(headBlocks):
-		var head [headSize]byte
-		ok = a.openShort(&s, head[:], out, ct, &tag)
+		ok = a.openShort(&s, head[:], out, ct, tag)
 	default:
-		ok = a.openLong(&s, out, ct, &tag)
+		ok = a.openLong(&s, out, ct, tag)
 	}
 	if !ok {
-		clear(out)
 		return nil, ErrOpen
 	}
 	return ret, nil
 }
 
-// openShort decrypts ct into out and reports whether tag is valid, for a
-// ciphertext whose keystream fits in head after the Poly1305 key. The MAC
-// reads ct before it is decrypted: in place, decrypting overwrites it.
+// openShort checks tag against ct and, only if it is valid, decrypts ct
+// into out, for a ciphertext whose keystream fits in head after the
+// Poly1305 key. It reports whether the tag was valid.
 func (a *secretboxAEAD) openShort(s *salsacore.State, head, out, ct []byte, tag *[TagSize]byte) bool {
 	a.startHead(s, head, len(ct))
 	var want [TagSize]byte
 	sumMAC(&want, ct, (*[32]byte)(head[:32]))
+	if !tagsEqual(&want, tag) {
+		return false
+	}
 	subtle.XORBytes(out, ct, head[32:])
-	return tagsEqual(&want, tag)
+	return true
 }
 
-// openLong is openShort for longer ciphertexts, with the head of sealLong:
-// the rest goes straight through the XOR-fused kernel in chunks, each MACed
-// before it is decrypted.
+// openLong is openShort for longer ciphertexts, with the head of sealLong
+// (block 0 and the keystream of the first message bytes in one kernel
+// call): the whole ciphertext in one Poly1305 call, and only if the tag is
+// valid the rest of it straight through the XOR-fused kernel in chunks.
 func (a *secretboxAEAD) openLong(s *salsacore.State, out, ct []byte, tag *[TagSize]byte) bool {
 	var head [headSize]byte
-	first := secretboxHeadBytes(headBlocks)
+	first := min(len(ct), secretboxHeadBytes(headBlocks))
 	a.startHead(s, head[:], first)
-	mac := newMAC((*[32]byte)(head[:32]))
-	for macked, off := 0, first; off < len(ct); {
-		n := min(len(ct)-off, chunkSize)
-		mac.Write(ct[macked : off+n])
-		if macked == 0 {
-			subtle.XORBytes(out[:first], ct[:first], head[32:])
-		}
-		salsaXOR(s, a.rounds, out[off:off+n], ct[off:off+n])
-		macked, off = off+n, off+n
-	}
 	var want [TagSize]byte
-	mac.Sum(want[:0])
-	return tagsEqual(&want, tag)
+	sumMAC(&want, ct, (*[32]byte)(head[:32]))
+	if !tagsEqual(&want, tag) {
+		return false
+	}
+	subtle.XORBytes(out[:first], ct[:first], head[32:])
+	for off := first; off < len(ct); {
+		n := min(len(ct)-off, chunkSize)
+		salsaXOR(s, a.rounds, out[off:off+n], ct[off:off+n])
+		off += n
+	}
+	return true
 }

@@ -44,7 +44,7 @@ type wycheproofFile struct {
 // TestWycheproof runs every case of Wycheproof's ChaCha20-Poly1305 and
 // XChaCha20-Poly1305 files, valid and invalid, on every kernel. A valid
 // case must seal to its ciphertext and tag and open to its message; an
-// invalid one must fail Open and leave no plaintext in dst (cases with a nonce of
+// invalid one must fail Open and leave dst untouched (cases with a nonce of
 // another size must be refused too); an acceptable one may fail, but if it
 // opens it must give its message.
 func TestWycheproof(t *testing.T) {
@@ -104,13 +104,13 @@ func runWycheproofCase(t *testing.T, suite Suite, id int, key, iv, aad, msg, ct,
 	case "invalid":
 		assert.ErrorIs(t, openErr, ErrOpen, name)
 		assert.Nil(t, pt, name)
-		assert.True(t, noPlaintext(dst, len(ct)), "%s: plaintext left in dst by a failed Open", name)
+		assert.True(t, untouched(dst), "%s: a failed Open wrote to dst", name)
 		assert.NotEqual(t, box, a.Seal(nil, iv, msg, aad), "%s: Seal produced a forgery", name)
 	case "acceptable":
 		if openErr == nil {
 			assertBytes(t, msg, pt, name)
 		} else {
-			assert.True(t, noPlaintext(dst, len(ct)), "%s: plaintext left in dst by a failed Open", name)
+			assert.True(t, untouched(dst), "%s: a failed Open wrote to dst", name)
 		}
 	default:
 		t.Fatalf("%s: unknown result %q", name, result)
@@ -259,7 +259,7 @@ func TestSecretboxVectors(t *testing.T) {
 			dst := sentinel(len(box))
 			_, err = a.Open(dst, v.Nonce, box, nil)
 			assert.ErrorIs(t, err, ErrOpen, v.ID)
-			assert.True(t, noPlaintext(dst, len(box)-TagSize), v.ID)
+			assert.True(t, untouched(dst), v.ID)
 		}
 	})
 }

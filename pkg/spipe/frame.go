@@ -181,8 +181,8 @@ func (f *FrameCipher) OpenFrame(frame []byte, counter uint64) (FrameType, []byte
 
 // open authenticates frame (whose size the caller has checked) and decrypts
 // its payload into dst, which is frame's own payload for in-place opening
-// or a disjoint buffer with room for it. If the tag is not valid no
-// plaintext is left in dst (pkg/aead zeroes what it decrypted) and the
+// or a disjoint buffer with room for it. If the tag is not valid nothing
+// is written to dst (pkg/aead checks the tag before it decrypts) and the
 // caller returns none of it.
 func (f *FrameCipher) open(dst, frame []byte, counter uint64) (FrameType, []byte, error) {
 	header := frame[:FrameHeaderSize]
