@@ -4,7 +4,6 @@ import (
 	"crypto/subtle"
 	"encoding/binary"
 
-	"github.com/spipe-dev/spipe/internal/alias"
 	"github.com/spipe-dev/spipe/internal/chachacore"
 )
 
@@ -72,7 +71,8 @@ func (a *chachaAEAD) startHead(s *chachacore.State, head []byte, msgLen int) {
 // Seal encrypts and authenticates plaintext and additional data and appends
 // ciphertext || tag to dst. It panics if the nonce has the wrong size, if
 // plaintext exceeds RFC 8439's limit, or if dst's new bytes overlap plaintext
-// other than exactly (in place: dst = plaintext[:0]).
+// other than exactly (in place: dst = plaintext[:0]) or overlap
+// additionalData.
 func (a *chachaAEAD) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
 	if len(nonce) != a.NonceSize() {
 		panic("aead: wrong nonce size passed to Seal")
@@ -81,9 +81,7 @@ func (a *chachaAEAD) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
 		panic("aead: plaintext too large")
 	}
 	ret, out := sliceForAppend(dst, len(plaintext)+TagSize)
-	if alias.InexactOverlap(out, plaintext) {
-		panic("aead: invalid buffer overlap")
-	}
+	checkOverlap(out, plaintext, additionalData)
 
 	var s chachacore.State
 	a.init(&s, nonce)
@@ -159,15 +157,15 @@ func (a *chachaAEAD) sealLong(s *chachacore.State, out, plaintext, additionalDat
 
 // Open authenticates ciphertext || tag and additional data and, if the tag
 // is valid, appends the plaintext to dst. It returns ErrOpen if they are
-// not authentic (ErrNonceSize for a wrong-sized nonce). It panics if dst's
-// new bytes overlap ciphertext other than exactly (in place: dst =
-// ciphertext[:0]).
+// not authentic, and panics if the nonce has the wrong size or dst's new
+// bytes overlap the ciphertext (tag included) other than exactly (in
+// place: dst = ciphertext[:0]) or overlap additionalData.
 //
 // Open computes the tag over the whole ciphertext and compares it (in
 // constant time) before it decrypts: a failed Open writes nothing to dst.
 func (a *chachaAEAD) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte, error) {
 	if len(nonce) != a.NonceSize() {
-		return nil, ErrNonceSize
+		panic("aead: wrong nonce size passed to Open")
 	}
 	if len(ciphertext) < TagSize || uint64(len(ciphertext)) > maxChaChaPlaintext+TagSize {
 		return nil, ErrOpen
@@ -175,9 +173,7 @@ func (a *chachaAEAD) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte
 	ct := ciphertext[:len(ciphertext)-TagSize]
 	tag := (*[TagSize]byte)(ciphertext[len(ct):])
 	ret, out := sliceForAppend(dst, len(ct))
-	if alias.InexactOverlap(out, ct) {
-		panic("aead: invalid buffer overlap")
-	}
+	checkOverlap(out, ciphertext, additionalData)
 
 	var s chachacore.State
 	a.init(&s, nonce)
