@@ -3,6 +3,7 @@ package aead
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -21,27 +22,35 @@ var secretboxLens = []int{0, 1, 31, 32, 33, 95, 96, 97, 479, 480, 481, 991, 992,
 // opens the box at buf into buf[16:16], the documented in-place layout,
 // and checks both against out-of-place operation.
 func TestSecretboxInPlace(t *testing.T) {
+	forEachSecretbox(t, func(r *rand.Rand, s Suite, b *Secretbox, n int, nonce *[NonceSizeX]byte) {
+		msg := testutil.Bytes(r, n)
+		want := b.Seal(nil, nonce, msg)
+
+		buf := make([]byte, TagSize+n)
+		copy(buf[TagSize:], msg)
+		box := b.Seal(buf[:0], nonce, buf[TagSize:])
+		require.Equal(t, want, box, "%s %d", s, n)
+		require.Equal(t, &buf[0], &box[0], "%s %d: in-place Seal moved", s, n)
+
+		pt, err := b.Open(box[TagSize:TagSize], nonce, box)
+		require.NoError(t, err)
+		assertBytes(t, msg, pt, "%s %d", s, n)
+		if n > 0 {
+			require.Equal(t, &buf[TagSize], &pt[0], "%s %d: in-place Open moved", s, n)
+		}
+	})
+}
+
+// forEachSecretbox runs f for each secretbox suite under a random key and
+// each of secretboxLens with a random nonce.
+func forEachSecretbox(t *testing.T, f func(r *rand.Rand, s Suite, b *Secretbox, n int, nonce *[NonceSizeX]byte)) {
 	r := testutil.Rand(t)
 	for _, s := range secretboxSuites() {
 		b := mustSecretbox(t, s, testutil.Bytes(r, KeySize))
 		for _, n := range secretboxLens {
 			var nonce [NonceSizeX]byte
 			copy(nonce[:], testutil.Bytes(r, NonceSizeX))
-			msg := testutil.Bytes(r, n)
-			want := b.Seal(nil, &nonce, msg)
-
-			buf := make([]byte, TagSize+n)
-			copy(buf[TagSize:], msg)
-			box := b.Seal(buf[:0], &nonce, buf[TagSize:])
-			require.Equal(t, want, box, "%s %d", s, n)
-			require.Equal(t, &buf[0], &box[0], "%s %d: in-place Seal moved", s, n)
-
-			pt, err := b.Open(box[TagSize:TagSize], &nonce, box)
-			require.NoError(t, err)
-			assertBytes(t, msg, pt, "%s %d", s, n)
-			if n > 0 {
-				require.Equal(t, &buf[TagSize], &pt[0], "%s %d: in-place Open moved", s, n)
-			}
+			f(r, s, b, n, &nonce)
 		}
 	}
 }
@@ -105,41 +114,40 @@ func TestSecretboxOverlap(t *testing.T) {
 // separate buffer and in place: Open must return ErrOpen and nil and leave
 // dst's capacity and, in place, the box exactly as they were.
 func TestSecretboxFailedOpen(t *testing.T) {
-	r := testutil.Rand(t)
-	for _, s := range secretboxSuites() {
-		b := mustSecretbox(t, s, testutil.Bytes(r, KeySize))
-		for _, n := range secretboxLens {
-			var nonce [NonceSizeX]byte
-			copy(nonce[:], testutil.Bytes(r, NonceSizeX))
-			box := b.Seal(nil, &nonce, testutil.Bytes(r, n))
-			cases := map[string]func() ([NonceSizeX]byte, []byte){
-				"nonce bit":    func() ([NonceSizeX]byte, []byte) { m := nonce; m[r.IntN(NonceSizeX)] ^= 4; return m, box },
-				"tag bit":      func() ([NonceSizeX]byte, []byte) { return nonce, flipped(box, r.IntN(TagSize)) },
-				"first ct bit": func() ([NonceSizeX]byte, []byte) { return nonce, flipped(box, min(TagSize, len(box)-1)) },
-				"last ct bit":  func() ([NonceSizeX]byte, []byte) { return nonce, flipped(box, len(box)-1) },
-				"cut":          func() ([NonceSizeX]byte, []byte) { return nonce, box[:len(box)-1] },
-				"added byte":   func() ([NonceSizeX]byte, []byte) { return nonce, append(bytes.Clone(box), 0) },
-				"no tag":       func() ([NonceSizeX]byte, []byte) { return nonce, box[:TagSize-1] },
-			}
-			for what, tamper := range cases {
-				name := fmt.Sprintf("%s len %d: %s", s, n, what)
-				nonce, bad := tamper()
-				dst := sentinel(len(bad) + 64)
-				pt, err := b.Open(dst, &nonce, bad)
+	forEachSecretbox(t, func(r *rand.Rand, s Suite, b *Secretbox, n int, nonce *[NonceSizeX]byte) {
+		box := b.Seal(nil, nonce, testutil.Bytes(r, n))
+		type tampered struct {
+			nonce [NonceSizeX]byte
+			box   []byte
+		}
+		badNonce := *nonce
+		badNonce[r.IntN(NonceSizeX)] ^= 4
+		cases := map[string]tampered{
+			"nonce bit":    {badNonce, box},
+			"tag bit":      {*nonce, flipped(box, r.IntN(TagSize))},
+			"first ct bit": {*nonce, flipped(box, min(TagSize, len(box)-1))},
+			"last ct bit":  {*nonce, flipped(box, len(box)-1)},
+			"cut":          {*nonce, box[:len(box)-1]},
+			"added byte":   {*nonce, append(bytes.Clone(box), 0)},
+			"no tag":       {*nonce, box[:TagSize-1]},
+		}
+		for what, tc := range cases {
+			name := fmt.Sprintf("%s len %d: %s", s, n, what)
+			dst := sentinel(len(tc.box) + 64)
+			pt, err := b.Open(dst, &tc.nonce, tc.box)
+			assert.ErrorIs(t, err, ErrOpen, name)
+			assert.Nil(t, pt, name)
+			assert.True(t, untouched(dst), "%s: Open wrote to dst", name)
+
+			inPlace := bytes.Clone(tc.box)
+			if len(inPlace) >= TagSize {
+				pt, err = b.Open(inPlace[TagSize:TagSize], &tc.nonce, inPlace)
 				assert.ErrorIs(t, err, ErrOpen, name)
 				assert.Nil(t, pt, name)
-				assert.True(t, untouched(dst), "%s: Open wrote to dst", name)
-
-				inPlace := bytes.Clone(bad)
-				if len(inPlace) >= TagSize {
-					pt, err = b.Open(inPlace[TagSize:TagSize], &nonce, inPlace)
-					assert.ErrorIs(t, err, ErrOpen, name)
-					assert.Nil(t, pt, name)
-					assert.Equal(t, bad, inPlace, "%s: failed in-place Open changed the box", name)
-				}
+				assert.Equal(t, tc.box, inPlace, "%s: failed in-place Open changed the box", name)
 			}
 		}
-	}
+	})
 }
 
 // flipped returns a copy of b with one bit of byte i flipped.
