@@ -253,11 +253,13 @@ const fusedHeadKernel = "avx512"
 // stack buffer, not into out: they reach out only once the tag over the
 // whole ciphertext is valid (a failed Open clears the buffer). Go zeroes
 // that buffer on every call and the copy costs a little more, so at 1 KiB
-// this Open measured 12% slower than the decrypt-then-verify one it
-// replaced, which decrypted those blocks straight into out, and 5% faster
-// in place, where that one took block 0 alone (old and new paired in one
-// process, alternating slices, AVX-512). With block 0 alone it was 13-15%
-// slower out of place.
+// this Open measured 11-13% slower than the decrypt-then-verify one it
+// replaced, which decrypted those blocks straight into out, and 4-5%
+// faster in place, where that one took block 0 alone (old and new paired
+// in one process, alternating slices, AVX-512). With block 0 alone it was
+// 13-15% slower out of place; with a scratch buffer on the heap, which
+// Go need not zero, 4% (and 8% with the clearing it would need so as not
+// to keep plaintext), but one shared by concurrent calls needs a lock.
 func (a *chachaAEAD) openHead(s *chachacore.State, out, ct, additionalData []byte, tag *[TagSize]byte) bool {
 	var key [blockSize]byte
 	var pt [headSize]byte
