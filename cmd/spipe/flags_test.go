@@ -134,7 +134,7 @@ func TestBench(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	require.Greater(t, len(lines), 6)
 	assert.Regexp(t, `^CIPHER\s+MEASURE\s+KERNEL\s+MB/s$`, lines[0])
-	for _, want := range []string{"chacha20", "chacha8", "salsa20", "ChaCha20-Poly1305", "XSalsa20-Poly1305"} {
+	for _, want := range []string{"chacha20", "chacha8", "salsa20", "chacha20-poly1305", "xsalsa20-poly1305", "xchacha20-poly1305"} {
 		assert.Regexp(t, `(?m)^`+regexpQuote(want)+`\s+(keystream|aead seal)\s+\w+\s+[1-9]\d*$`, stdout.String())
 	}
 }

@@ -1,7 +1,6 @@
 package spipe
 
 import (
-	"crypto/cipher"
 	"fmt"
 	"math"
 
@@ -50,7 +49,7 @@ const MaxFrameCounter = math.MaxUint64 - 1
 // stream). A FrameCipher holds scratch space and is not safe for concurrent
 // use; make one per goroutine.
 type FrameCipher struct {
-	aead          cipher.AEAD
+	aead          frameAEAD
 	nonceSize     int
 	headerInNonce bool // the AEAD takes no additional data (secretbox)
 	ctOff         int  // where plaintext sits inside the sealed payload
@@ -63,7 +62,7 @@ func NewFrameCipher(suite Suite, key []byte) (*FrameCipher, error) {
 	if !suite.Valid() {
 		return nil, fmt.Errorf("spipe: unknown suite %d", uint8(suite))
 	}
-	a, err := aead.New(suite.AEAD(), key)
+	a, err := newFrameAEAD(suite.AEAD(), key)
 	if err != nil {
 		return nil, fmt.Errorf("spipe: frame cipher: %w", err)
 	}
@@ -72,6 +71,40 @@ func NewFrameCipher(suite Suite, key []byte) (*FrameCipher, error) {
 		f.ctOff = aead.TagSize // secretbox output is tag || ciphertext
 	}
 	return f, nil
+}
+
+// frameAEAD is what FrameCipher seals with: a cipher.AEAD, or a secretbox
+// through boxAEAD.
+type frameAEAD interface {
+	NonceSize() int
+	Seal(dst, nonce, plaintext, additionalData []byte) []byte
+	Open(dst, nonce, ciphertext, additionalData []byte) ([]byte, error)
+}
+
+// newFrameAEAD returns the construction of an aead suite.
+func newFrameAEAD(s aead.Suite, key []byte) (frameAEAD, error) {
+	if !s.Secretbox() {
+		return aead.New(s, key)
+	}
+	b, err := aead.NewSecretbox(s, key)
+	if err != nil {
+		return nil, err
+	}
+	return boxAEAD{b}, nil
+}
+
+// boxAEAD gives an aead.Secretbox the shape of frameAEAD. The frame
+// header is bound through the nonce, so there is never additional data.
+type boxAEAD struct{ b *aead.Secretbox }
+
+func (boxAEAD) NonceSize() int { return aead.NonceSizeX }
+
+func (x boxAEAD) Seal(dst, nonce, plaintext, _ []byte) []byte {
+	return x.b.Seal(dst, (*[aead.NonceSizeX]byte)(nonce), plaintext)
+}
+
+func (x boxAEAD) Open(dst, nonce, box, _ []byte) ([]byte, error) {
+	return x.b.Open(dst, (*[aead.NonceSizeX]byte)(nonce), box)
 }
 
 // setNonce writes frame counter's nonce: the counter as 8 little-endian
@@ -181,8 +214,8 @@ func (f *FrameCipher) OpenFrame(frame []byte, counter uint64) (FrameType, []byte
 
 // open authenticates frame (whose size the caller has checked) and decrypts
 // its payload into dst, which is frame's own payload for in-place opening
-// or a disjoint buffer with room for it. If the tag is not valid no
-// plaintext is left in dst (pkg/aead zeroes what it decrypted) and the
+// or a disjoint buffer with room for it. If the tag is not valid nothing
+// is written to dst (pkg/aead checks the tag before it decrypts) and the
 // caller returns none of it.
 func (f *FrameCipher) open(dst, frame []byte, counter uint64) (FrameType, []byte, error) {
 	header := frame[:FrameHeaderSize]
