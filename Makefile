@@ -6,15 +6,16 @@ FUZZTIME    ?= 10s
 BENCHCOUNT  ?= 6
 BIN         := bin/spipe
 
-.PHONY: all build test unit lint fmt vet staticcheck bench fuzz generate check-generated clean
+.PHONY: all build test unit lint fmt vet staticcheck bench fuzz generate check-generated clean api api-check
 
 all: build
 
 build:
 	$(GO) build ./...
 
-# The suite CI runs: lint, the race-checked tests, and the pure-Go build.
-test: check-generated lint unit test-qemu
+# The suite CI runs: lint, the frozen API, the race-checked tests, and the
+# pure-Go build.
+test: check-generated lint api-check unit test-qemu
 
 unit:
 	$(GO) test -race ./...
@@ -85,6 +86,28 @@ check-generated:
 
 clean:
 	rm -rf bin
+
+# The exported API of every package under pkg/, one file per package in
+# api/ (api/pkg/aead.txt, ...), written by internal/tools/apigen. Every
+# change to an exported name is a reviewed diff of those files: `make api`
+# rewrites them, `make api-check` fails, printing the diff, if they differ
+# from the code. The check describes the default build, the pure-Go one
+# and two other architectures, so an API that differs between builds
+# fails too.
+API_PKGS   ?= ./pkg/...
+API_BUILDS := "" "-tags purego" "-goarch arm64" "-goarch 386"
+
+api:
+	$(GO) run ./internal/tools/apigen -out api $(API_PKGS)
+
+api-check:
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	$(GO) build -o "$$tmp/apigen" ./internal/tools/apigen; \
+	for b in $(API_BUILDS); do \
+	  "$$tmp/apigen" -out "$$tmp/api" $$b $(API_PKGS); \
+	  diff -ru api "$$tmp/api" || { \
+	    echo "api/ differs from the exported API$${b:+ (apigen $$b)}: review the diff above, then run make api"; exit 1; }; \
+	done; echo "api/ matches the exported API"
 
 # The tool, end to end: `make demo` pushes DEMO_SIZE (1 GiB) through a
 # loopback spipe connect/listen pair and checks it; `make e2e` drives a real

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/spipe-dev/spipe/pkg/aead"
+	"github.com/spipe-dev/spipe/internal/poly1305"
 	"github.com/spipe-dev/spipe/pkg/chacha20"
 	"github.com/spipe-dev/spipe/pkg/salsa20"
 )
@@ -38,7 +38,7 @@ func (a *app) versionCommand() *cobra.Command {
 			fmt.Fprintf(w, "go %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			fmt.Fprintf(w, "chacha20 kernel: %s\n", chacha20.Kernel())
 			fmt.Fprintf(w, "salsa20 kernel: %s\n", salsa20.Kernel())
-			fmt.Fprintf(w, "poly1305 kernel: %s\n", aead.MACKernel())
+			fmt.Fprintf(w, "poly1305 kernel: %s\n", poly1305.Kernel())
 			return nil
 		},
 	}

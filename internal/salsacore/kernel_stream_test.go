@@ -52,7 +52,7 @@ func referenceStream(t *testing.T, key, nonce []byte, rounds int, start uint64, 
 	t.Helper()
 	ks := make([]byte, n)
 	withKernel(t, "generic", func() {
-		c, err := salsa20.NewWithRounds(key, nonce, rounds)
+		c, err := salsa20.NewUnauthenticatedCipherWithRounds(key, nonce, rounds)
 		require.NoError(t, err)
 		c.SetCounter(start)
 		c.XORKeyStream(ks, ks)
@@ -85,7 +85,7 @@ func TestKernelsEveryLengthAndOffset(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/%s/%d", name, v.name, rounds), func(t *testing.T) {
 					withKernel(t, name, func() {
 						check := func(offset, n int) {
-							c, err := salsa20.NewWithRounds(key, nonce, rounds)
+							c, err := salsa20.NewUnauthenticatedCipherWithRounds(key, nonce, rounds)
 							require.NoError(t, err)
 							c.Seek(uint64(offset))
 							buf := make([]byte, n+offset%8+1)
@@ -123,7 +123,7 @@ func TestKernelsChunkedInPlace(t *testing.T) {
 			for _, name := range simdKernels(t) {
 				withKernel(t, name, func() {
 					for trial := range 4 {
-						c, err := salsa20.NewWithRounds(key, nonce, rounds)
+						c, err := salsa20.NewUnauthenticatedCipherWithRounds(key, nonce, rounds)
 						require.NoError(t, err)
 						buf := make([]byte, size+8)
 						mis := 1 + trial
@@ -164,7 +164,7 @@ func TestKernelsCounterCarries(t *testing.T) {
 				msg := testutil.Bytes(r, n)
 				for _, name := range simdKernels(t) {
 					withKernel(t, name, func() {
-						c, err := salsa20.NewWithRounds(key, nonce, rounds)
+						c, err := salsa20.NewUnauthenticatedCipherWithRounds(key, nonce, rounds)
 						require.NoError(t, err)
 						c.SetCounter(start)
 						dst := make([]byte, n)
@@ -187,7 +187,7 @@ func TestKernelsAllocateNothing(t *testing.T) {
 	buf := make([]byte, 5000)
 	for _, name := range simdKernels(t) {
 		withKernel(t, name, func() {
-			c, err := salsa20.NewCipher(key, nonce)
+			c, err := salsa20.NewUnauthenticatedCipher(key, nonce)
 			require.NoError(t, err)
 			for _, n := range []int{1, 64, 100, 1024, 5000} {
 				allocs := testing.AllocsPerRun(20, func() { c.XORKeyStream(buf[:n], buf[:n]) })

@@ -143,7 +143,7 @@ func TestHostileClients(t *testing.T) {
 	run(garbage, func(i int) {
 		b := make([]byte, 300)
 		crand.Read(b)
-		b[0] = byte(i % 2) // 0x00: another version; 0x01: ours, then a bad MAC
+		b[0] = []byte{0, spipe.Version}[i%2] // another version; ours, then a bad MAC
 		rawExchange(t, listen.addr, b)
 	})
 	run(keyHolders, func(int) {

@@ -1,44 +1,68 @@
-// Package aead provides authenticated encryption with additional data built on
-// this module's ChaCha, Salsa20 and Poly1305 kernels:
+// Package aead provides authenticated encryption built on this module's
+// ChaCha, Salsa20 and Poly1305 kernels, in two shapes.
+//
+// [crypto/cipher.AEAD] values, with additional data and the output
+// ciphertext || tag:
 //
 //   - [NewChaCha20Poly1305]: ChaCha20-Poly1305 as RFC 8439 defines it
 //     (12-byte nonce), byte-compatible with x/crypto/chacha20poly1305.New.
 //   - [NewXChaCha20Poly1305]: XChaCha20-Poly1305 (24-byte nonce, safe to pick
 //     at random), byte-compatible with x/crypto/chacha20poly1305.NewX.
-//   - [NewXSalsa20Poly1305]: NaCl secretbox (XSalsa20-Poly1305, 24-byte
-//     nonce, no additional data), byte-compatible with
-//     x/crypto/nacl/secretbox: its Seal output is the secretbox box,
-//     tag || ciphertext.
-//   - [New] with a [Suite]: the same constructions and their reduced-round
-//     variants (ChaCha12, ChaCha8, XSalsa20/12), which trade security margin
-//     for speed and exist for users who explicitly choose that trade.
+//   - [New] with a [Suite]: the same constructions and the reduced-round
+//     ChaCha12- and ChaCha8-Poly1305, which trade security margin for speed
+//     and exist for users who explicitly choose that trade.
 //
-// Every AEAD here takes a 32-byte key and adds a 16-byte tag. The tag is
-// compared in constant time, and a failed Open leaves no plaintext in dst:
-// it zeroes the bytes it decrypted into. Seal and Open allocate nothing when dst has room for the result, and
-// an AEAD holds only its key, so one value may be used from any number of
-// goroutines at once.
+// [Secretbox], NaCl's crypto_secretbox (XSalsa20-Poly1305 and its
+// reduced-round XSalsa20/12 variant, from [NewSecretbox]): a 24-byte nonce,
+// no additional data and the output tag || ciphertext, byte-compatible with
+// x/crypto/nacl/secretbox. It is deliberately not a cipher.AEAD: it cannot
+// authenticate additional data and its output is not laid out as one.
 //
-// Large messages are processed in 32 KiB chunks, so memory is streamed
-// once: Seal encrypts a chunk and authenticates it while it is still in
-// cache, Open authenticates a chunk and then decrypts it, and checks the
-// tag at the end.
+// # Guarantees
+//
+// Every construction here takes a 32-byte key and adds a 16-byte Poly1305
+// tag. Every Open computes the tag over the whole input and compares it, in
+// constant time, before it writes a single byte to dst: a failed Open
+// returns [ErrOpen] and leaves dst, up to its capacity, exactly as it was
+// (opening in place, the ciphertext is left intact). Only a valid tag
+// lets plaintext out. (On AVX-512, ChaCha20-Poly1305's Open of 1 KiB and
+// more decrypts the first 1 KiB into a buffer on its own stack while it
+// computes the key of the tag, and clears that buffer on failure.)
+//
+// Every cipher.AEAD here keeps the interface's whole contract: additional
+// data of any length, appending to dst, and in-place operation with
+// dst = plaintext[:0] (Seal) or dst = ciphertext[:0] (Open). The bytes Seal
+// or Open appends to dst must start exactly at the input or not overlap it
+// at all (for Open, the whole ciphertext including its tag), and must not
+// overlap the additional data; any other overlap panics before anything
+// is written.
+// [Secretbox] documents its own in-place layout.
+//
+// Seal and Open allocate nothing when dst has room for the result. A value
+// holds only its key, so one may be used from any number of goroutines at
+// once. Seal encrypts a large message in 32 KiB chunks, each authenticated
+// while it is still in cache.
+//
+// # Nonces
 //
 // A nonce must never repeat under one key: a repeat reveals the XOR of two
 // plaintexts and lets an attacker forge messages. Use a counter (see
-// [PutCounterNonce]) or, with the 24-byte-nonce constructions, random nonces.
+// [PutCounterNonce]) or, with the 24-byte-nonce constructions, random
+// nonces.
 package aead
 
 import (
 	"crypto/cipher"
 	"errors"
+
+	"github.com/spipe-dev/spipe/internal/alias"
 )
 
-// KeySize is the key size in bytes of every AEAD in this package.
+// KeySize is the key size in bytes of every construction in this package.
 const KeySize = 32
 
-// TagSize is the size in bytes of the Poly1305 tag each AEAD adds (its
-// Overhead).
+// TagSize is the size in bytes of the Poly1305 tag each construction adds
+// (an AEAD's Overhead).
 const TagSize = 16
 
 // NonceSize is the nonce size of the RFC 8439 constructions
@@ -46,22 +70,13 @@ const TagSize = 16
 const NonceSize = 12
 
 // NonceSizeX is the nonce size of the extended-nonce constructions
-// (XChaCha20-Poly1305 and XSalsa20-Poly1305).
+// (XChaCha20-Poly1305 and the secretbox suites).
 const NonceSizeX = 24
 
 // ErrOpen is returned by Open when the ciphertext, tag, nonce or additional
-// data is not authentic under the key. Nothing is revealed about which.
+// data is not authentic under the key, or the input is too short to hold a
+// tag. Nothing is revealed about which.
 var ErrOpen = errors.New("aead: message authentication failed")
-
-// ErrNonceSize is returned by Open when the nonce has the wrong length for
-// the construction. (Seal panics instead: cipher.AEAD's Seal has no error.)
-var ErrNonceSize = errors.New("aead: wrong nonce size")
-
-// ErrAdditionalData is returned by Open of the secretbox constructions
-// (XSalsa20-Poly1305 and XSalsa20/12-Poly1305) when given non-empty
-// additional data, which they cannot authenticate. Their Seal panics in
-// that case.
-var ErrAdditionalData = errors.New("aead: XSalsa20-Poly1305 (secretbox) takes no additional data")
 
 var errKeySize = errors.New("aead: wrong key size: need 32 bytes")
 
@@ -80,38 +95,25 @@ func NewXChaCha20Poly1305(key []byte) (cipher.AEAD, error) {
 	return New(XChaCha20Poly1305, key)
 }
 
-// NewXSalsa20Poly1305 returns NaCl secretbox (XSalsa20-Poly1305) as a
-// cipher.AEAD for a 32-byte key and 24-byte nonces.
+// New returns the cipher.AEAD of suite for a 32-byte key. It is the only
+// way to get the reduced-round ChaCha suites, which the named constructors
+// deliberately do not offer. For a secretbox suite it returns an error
+// naming [NewSecretbox].
 //
-// Its output layout is secretbox's, tag || ciphertext, not the
-// ciphertext || tag of the other AEADs: Seal(nil, nonce, m, nil) equals
-// secretbox.Seal(nil, m, nonce, key), and Open accepts any box made by
-// secretbox.Seal. Because the output is shifted by the tag, sealing or
-// opening in place (dst sharing the input's first byte) panics; use a
-// separate buffer.
-//
-// Secretbox cannot authenticate additional data: Seal panics on non-empty
-// additional data and Open returns [ErrAdditionalData].
-func NewXSalsa20Poly1305(key []byte) (cipher.AEAD, error) {
-	return New(XSalsa20Poly1305, key)
-}
-
-// New returns the AEAD of suite for a 32-byte key. It is the only way to get
-// the reduced-round suites, which are deliberately not offered by the
-// named constructors.
+// Seal and Open of the returned AEAD panic if the nonce is not
+// suite.NonceSize() bytes or on an overlap the package documentation
+// forbids; Open returns [ErrOpen] for anything not authentic.
 func New(suite Suite, key []byte) (cipher.AEAD, error) {
-	if len(key) != KeySize {
+	switch {
+	case !suite.Valid():
+		return nil, errors.New("aead: unknown suite " + suite.String())
+	case suite.Secretbox():
+		return nil, errors.New("aead: " + suite.String() +
+			" is a secretbox, not a cipher.AEAD: use NewSecretbox")
+	case len(key) != KeySize:
 		return nil, errKeySize
 	}
-	switch suite {
-	case ChaCha20Poly1305, ChaCha12Poly1305, ChaCha8Poly1305:
-		return newChaCha(key, suite.rounds(), false), nil
-	case XChaCha20Poly1305:
-		return newChaCha(key, 20, true), nil
-	case XSalsa20Poly1305, XSalsa12Poly1305:
-		return newSecretbox(key, suite.rounds()), nil
-	}
-	return nil, errors.New("aead: unknown suite " + suite.String())
+	return newChaCha(key, suite.rounds(), suite == XChaCha20Poly1305), nil
 }
 
 // sliceForAppend extends in by n bytes, reusing its capacity when it can,
@@ -125,4 +127,13 @@ func sliceForAppend(in []byte, n int) (head, tail []byte) {
 	}
 	tail = head[len(in):]
 	return
+}
+
+// checkOverlap panics unless out, the bytes Seal or Open appends to dst,
+// starts exactly at in (in place) or does not overlap it, and does not
+// overlap the additional data ad at all.
+func checkOverlap(out, in, ad []byte) {
+	if alias.InexactOverlap(out, in) || alias.AnyOverlap(out, ad) {
+		panic("aead: invalid buffer overlap")
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"crypto/subtle"
 	"encoding/binary"
 
-	"github.com/spipe-dev/spipe/internal/alias"
 	"github.com/spipe-dev/spipe/internal/chachacore"
 )
 
@@ -72,7 +71,8 @@ func (a *chachaAEAD) startHead(s *chachacore.State, head []byte, msgLen int) {
 // Seal encrypts and authenticates plaintext and additional data and appends
 // ciphertext || tag to dst. It panics if the nonce has the wrong size, if
 // plaintext exceeds RFC 8439's limit, or if dst's new bytes overlap plaintext
-// other than exactly (in place: dst = plaintext[:0]).
+// other than exactly (in place: dst = plaintext[:0]) or overlap
+// additionalData.
 func (a *chachaAEAD) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
 	if len(nonce) != a.NonceSize() {
 		panic("aead: wrong nonce size passed to Seal")
@@ -81,9 +81,7 @@ func (a *chachaAEAD) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
 		panic("aead: plaintext too large")
 	}
 	ret, out := sliceForAppend(dst, len(plaintext)+TagSize)
-	if alias.InexactOverlap(out, plaintext) {
-		panic("aead: invalid buffer overlap")
-	}
+	checkOverlap(out, plaintext, additionalData)
 
 	var s chachacore.State
 	a.init(&s, nonce)
@@ -159,30 +157,23 @@ func (a *chachaAEAD) sealLong(s *chachacore.State, out, plaintext, additionalDat
 
 // Open authenticates ciphertext || tag and additional data and, if the tag
 // is valid, appends the plaintext to dst. It returns ErrOpen if they are
-// not authentic (ErrNonceSize for a wrong-sized nonce). It panics if dst's
-// new bytes overlap ciphertext other than exactly (in place: dst =
-// ciphertext[:0]).
+// not authentic, and panics if the nonce has the wrong size or dst's new
+// bytes overlap the ciphertext (tag included) other than exactly (in
+// place: dst = ciphertext[:0]) or overlap additionalData.
 //
-// Open makes one pass: it MACs each chunk of ciphertext and then decrypts
-// it while it is in cache, and checks the tag (in constant time) at the
-// end. On failure it zeroes the len(ciphertext)-16 bytes it appended to
-// dst, so no plaintext is left there; opening in place, that erases the
-// ciphertext (the tag is kept).
+// Open computes the tag over the whole ciphertext and compares it (in
+// constant time) before it decrypts: a failed Open writes nothing to dst.
 func (a *chachaAEAD) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte, error) {
 	if len(nonce) != a.NonceSize() {
-		return nil, ErrNonceSize
+		panic("aead: wrong nonce size passed to Open")
 	}
 	if len(ciphertext) < TagSize || uint64(len(ciphertext)) > maxChaChaPlaintext+TagSize {
 		return nil, ErrOpen
 	}
 	ct := ciphertext[:len(ciphertext)-TagSize]
-	// A copy, because dst's new bytes may overlap the tag (not ct).
-	var tag [TagSize]byte
-	copy(tag[:], ciphertext[len(ct):])
+	tag := (*[TagSize]byte)(ciphertext[len(ct):])
 	ret, out := sliceForAppend(dst, len(ct))
-	if alias.InexactOverlap(out, ct) {
-		panic("aead: invalid buffer overlap")
-	}
+	checkOverlap(out, ciphertext, additionalData)
 
 	var s chachacore.State
 	a.init(&s, nonce)
@@ -191,92 +182,107 @@ func (a *chachaAEAD) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte
 	switch n := len(ct); {
 	case n <= 1*blockSize:
 		var head [2 * blockSize]byte
-		ok = a.openShort(&s, head[:], out, ct, additionalData, &tag)
+		ok = a.openShort(&s, head[:], out, ct, additionalData, tag)
 	case n <= 7*blockSize:
 		var head [8 * blockSize]byte
-		ok = a.openShort(&s, head[:], out, ct, additionalData, &tag)
+		ok = a.openShort(&s, head[:], out, ct, additionalData, tag)
 	case n <= headSize-blockSize:
 		var head [headSize]byte
-		ok = a.openShort(&s, head[:], out, ct, additionalData, &tag)
+		ok = a.openShort(&s, head[:], out, ct, additionalData, tag)
 	default:
-		ok = a.openLong(&s, out, ct, additionalData, &tag)
+		ok = a.openLong(&s, out, ct, additionalData, tag)
 	}
 	if !ok {
-		clear(out)
 		return nil, ErrOpen
 	}
 	return ret, nil
 }
 
-// openShort decrypts ct into out, for a ciphertext whose keystream fits in
-// head after block 0, and reports whether tag is valid. The MAC reads the
-// ciphertext before it is decrypted: in place, decrypting overwrites it.
+// openShort checks tag against ct and additional data and, only if it is
+// valid, decrypts ct into out, for a ciphertext whose keystream fits in
+// head after block 0. It reports whether the tag was valid.
 func (a *chachaAEAD) openShort(s *chachacore.State, head, out, ct, additionalData []byte, tag *[TagSize]byte) bool {
 	a.startHead(s, head, len(ct))
 	var want [TagSize]byte
 	sumAEAD(&want, (*[32]byte)(head[:32]), additionalData, ct)
+	if !tagsEqual(&want, tag) {
+		return false
+	}
 	subtle.XORBytes(out, ct, head[chachacore.BlockSize:])
-	return tagsEqual(&want, tag)
+	return true
 }
 
-// openLong is openShort for longer ciphertexts, which go straight through
-// the kernel in chunks, each MACed before it is decrypted. The MAC needs
-// block 0 first. Into a separate buffer, block 0 comes from the kernel call
-// that also decrypts the first 16 message blocks, as in Seal. In place that
-// call would overwrite ciphertext the MAC has yet to read, so block 0 comes
-// alone: with the whole MAC input of a one-chunk message in one Poly1305
-// call, that measured 10-14% faster at 1 KiB to 1.5 KiB than copying the
-// first 16 blocks aside for the MAC (which then took two calls; paired in
-// one process). Ciphertexts under 1 KiB go to openShort16.
+// openLong is openShort for longer ciphertexts: the whole MAC input in
+// one Poly1305 call and, only if the tag is valid, the ciphertext straight
+// through the XOR-fused kernel in chunks. Ciphertexts under 1 KiB go to
+// openShort16.
+//
+// The MAC needs block 0 first, and a lone block is a kernel call of
+// latency-bound rounds (about 90 ns, a fifth of a 1 KiB Open). Where the
+// kernel computes it for nearly nothing beside a 16-block group (AVX-512,
+// chachacore.XORKeyStreamHead), openHead takes the first 16 blocks that
+// way when they would otherwise make a 16-block group of their own; a
+// message of whole 32-block groups goes through them faster, with block 0
+// alone. Measured paired in one process against each other and against
+// the decrypt-then-verify Open this replaced (see openHead).
 func (a *chachaAEAD) openLong(s *chachacore.State, out, ct, additionalData []byte, tag *[TagSize]byte) bool {
 	if len(ct) < headSize {
 		return a.openShort16(s, out, ct, additionalData, tag)
 	}
-	first := min(len(ct)&^(blockSize-1), headSize)
-	if alias.AnyOverlap(out, ct) {
-		first = 0
+	if blocks := roundUpBlocks(len(ct)) / blockSize; blocks%32 >= 16 && chachacore.Kernel() == fusedHeadKernel {
+		return a.openHead(s, out, ct, additionalData, tag)
 	}
-	return a.openChunks(s, out, ct, first, additionalData, tag)
+	var key [blockSize]byte
+	a.startHead(s, key[:], 0)
+	var want [TagSize]byte
+	sumAEADLong(&want, (*[32]byte)(key[:32]), additionalData, ct)
+	if !tagsEqual(&want, tag) {
+		return false
+	}
+	a.decryptChunks(s, out, ct)
+	return true
 }
 
-// openChunks does openLong's work. The first bytes of ct (whole blocks,
-// possibly none) are decrypted by the kernel call that computes block 0.
-func (a *chachaAEAD) openChunks(s *chachacore.State, out, ct []byte, first int, additionalData []byte, tag *[TagSize]byte) bool {
+// fusedHeadKernel is the chachacore kernel whose XORKeyStreamHead computes
+// block 0 inside the call for 16 message blocks rather than in a call of
+// its own. With any other kernel openHead would only add a copy.
+const fusedHeadKernel = "avx512"
+
+// openHead is openLong for a ciphertext of at least 1 KiB with block 0
+// from the kernel call that also decrypts the first 16 blocks — into a
+// stack buffer, not into out: they reach out only once the tag over the
+// whole ciphertext is valid (a failed Open clears the buffer). Go zeroes
+// that buffer on every call and the copy costs a little more, so at 1 KiB
+// this Open measured 11-13% slower than the decrypt-then-verify one it
+// replaced, which decrypted those blocks straight into out, and 4-5%
+// faster in place, where that one took block 0 alone (old and new paired
+// in one process, alternating slices, AVX-512). With block 0 alone it was
+// 13-15% slower out of place; with a scratch buffer on the heap, which
+// Go need not zero, 4% (and 8% with the clearing it would need so as not
+// to keep plaintext), but one shared by concurrent calls needs a lock.
+func (a *chachaAEAD) openHead(s *chachacore.State, out, ct, additionalData []byte, tag *[TagSize]byte) bool {
 	var key [blockSize]byte
-	if first == 0 {
-		a.startHead(s, key[:], 0)
-	} else {
-		chachacore.XORKeyStreamHead(s, a.rounds, &key, out[:first], ct[:first])
-	}
+	var pt [headSize]byte
+	chachacore.XORKeyStreamHead(s, a.rounds, &key, pt[:], ct[:headSize])
 	var want [TagSize]byte
-	if len(ct) <= chunkSize {
-		// One chunk: ct is intact (in place, first is 0), one MAC call.
-		sumAEADLong(&want, (*[32]byte)(key[:32]), additionalData, ct)
-		chachaXOR(s, a.rounds, out[first:], ct[first:])
-		return tagsEqual(&want, tag)
+	sumAEADLong(&want, (*[32]byte)(key[:32]), additionalData, ct)
+	if !tagsEqual(&want, tag) {
+		clear(pt[:])
+		return false
 	}
-	mac := newMAC((*[32]byte)(key[:32]))
-	writePadded(mac, additionalData)
-	// Each chunk is MACed before it is decrypted (in place, decrypting
-	// overwrites it); the last one with the end of the MAC input, so its
-	// partial block is read before it is decrypted too.
-	for src, dst := ct, out; ; {
-		n := min(len(src), chunkSize)
-		macked := src[:n]
-		last := n == len(src)
-		if last {
-			mac.SumAEAD(&want, macked, len(additionalData), len(ct))
-		} else {
-			mac.Write(macked)
-		}
-		chachaXOR(s, a.rounds, dst[first:n], src[first:n])
-		if last {
-			break
-		}
-		first = 0
-		src, dst = src[n:], dst[n:]
+	copy(out, pt[:])
+	a.decryptChunks(s, out[headSize:], ct[headSize:])
+	return true
+}
+
+// decryptChunks XORs the keystream from the block counter in s into out,
+// from ct, a chunk per kernel call.
+func (a *chachaAEAD) decryptChunks(s *chachacore.State, out, ct []byte) {
+	for off := 0; off < len(ct); {
+		n := min(len(ct)-off, chunkSize)
+		chachaXOR(s, a.rounds, out[off:off+n], ct[off:off+n])
+		off += n
 	}
-	return tagsEqual(&want, tag)
 }
 
 // shortMACSize bounds the MAC input (padded additional data, padded

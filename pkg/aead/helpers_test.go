@@ -11,18 +11,13 @@ import (
 	"github.com/spipe-dev/spipe/internal/salsacore"
 )
 
-// isSecretbox reports whether suite is a secretbox (XSalsa20) construction.
-func isSecretbox(suite Suite) bool {
-	return suite == XSalsa20Poly1305 || suite == XSalsa12Poly1305
-}
-
 // forEachKernel runs f once per kernel this CPU supports for the cipher
 // family of suite, so the vectors cover every code path (kernels added later
 // are picked up automatically). Not parallel: the switch is process-global.
 func forEachKernel(t *testing.T, suite Suite, f func(t *testing.T)) {
 	t.Helper()
 	kernels, use := chachacore.Kernels(), chachacore.UseKernel
-	if isSecretbox(suite) {
+	if suite.Secretbox() {
 		kernels, use = salsacore.Kernels(), salsacore.UseKernel
 	}
 	require.NotEmpty(t, kernels)
@@ -36,12 +31,83 @@ func forEachKernel(t *testing.T, suite Suite, f func(t *testing.T)) {
 	}
 }
 
+// aeadSuites and secretboxSuites split Suites() by constructor.
+func aeadSuites() []Suite      { return filterSuites(false) }
+func secretboxSuites() []Suite { return filterSuites(true) }
+
+func filterSuites(secretbox bool) []Suite {
+	var out []Suite
+	for _, s := range Suites() {
+		if s.Secretbox() == secretbox {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // mustNew returns the AEAD of suite for key, failing the test on error.
 func mustNew(t testing.TB, suite Suite, key []byte) cipher.AEAD {
 	t.Helper()
 	a, err := New(suite, key)
 	require.NoError(t, err)
 	return a
+}
+
+// mustSecretbox returns the secretbox of suite for key, failing the test
+// on error.
+func mustSecretbox(t testing.TB, suite Suite, key []byte) *Secretbox {
+	t.Helper()
+	b, err := NewSecretbox(suite, key)
+	require.NoError(t, err)
+	return b
+}
+
+// sealOpener is the shape the tests that run over every suite use: a
+// cipher.AEAD, or a Secretbox through boxAdapter.
+type sealOpener interface {
+	NonceSize() int
+	Seal(dst, nonce, plaintext, additionalData []byte) []byte
+	Open(dst, nonce, ciphertext, additionalData []byte) ([]byte, error)
+}
+
+// boxAdapter gives a Secretbox the method shape of a cipher.AEAD, for
+// tests only; it panics on additional data, which a secretbox cannot take.
+type boxAdapter struct{ b *Secretbox }
+
+func (boxAdapter) NonceSize() int { return NonceSizeX }
+
+func (x boxAdapter) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
+	if len(additionalData) != 0 {
+		panic("test: additional data given to a secretbox")
+	}
+	return x.b.Seal(dst, (*[NonceSizeX]byte)(nonce), plaintext)
+}
+
+func (x boxAdapter) Open(dst, nonce, box, additionalData []byte) ([]byte, error) {
+	if len(additionalData) != 0 {
+		panic("test: additional data given to a secretbox")
+	}
+	return x.b.Open(dst, (*[NonceSizeX]byte)(nonce), box)
+}
+
+// mustAny returns the construction of any suite, for tests that run over
+// all of them.
+func mustAny(t testing.TB, suite Suite, key []byte) sealOpener {
+	t.Helper()
+	if suite.Secretbox() {
+		return boxAdapter{mustSecretbox(t, suite, key)}
+	}
+	return mustNew(t, suite, key)
+}
+
+// layout returns where, in the sealed output of an n-byte message under
+// suite, the ciphertext and the tag start: ciphertext || tag for the
+// AEADs, tag || ciphertext for a secretbox.
+func layout(suite Suite, n int) (ctAt, tagAt int) {
+	if suite.Secretbox() {
+		return TagSize, 0
+	}
+	return 0, n
 }
 
 // assertBytes compares byte strings by content, so that an empty result
@@ -73,21 +139,6 @@ func untouched(b []byte) bool {
 		}
 	}
 	return true
-}
-
-// noPlaintext reports whether a failed Open of an n-byte plaintext left no
-// plaintext in a sentinel slice: its first n bytes are either still the
-// marker or all zero (decrypted into, then cleared), and the rest of its
-// capacity still holds the marker. Mixed bytes (left plaintext) fail.
-func noPlaintext(b []byte, n int) bool {
-	b = b[:cap(b)]
-	n = min(n, len(b)) // Open allocates when dst is too small
-	first := b[:n]
-	cleared := true
-	for _, c := range first {
-		cleared = cleared && c == 0
-	}
-	return (cleared || untouched(first[:0:n])) && untouched(b[n:n:len(b)])
 }
 
 // concat returns a fresh slice holding a followed by b.

@@ -14,10 +14,6 @@ type polyMAC = poly1305.MAC
 // MAC lives on the caller's stack.
 func newMAC(key *[32]byte) *polyMAC { return poly1305.New(key) }
 
-// MACKernel names the Poly1305 implementation in use on this CPU, such as
-// "avx512ifma", "avx2", "scalar" or "generic".
-func MACKernel() string { return poly1305.Kernel() }
-
 // sumMAC writes the Poly1305 tag of msg under the one-time key to tag, in
 // one call: no MAC value, no buffering.
 func sumMAC(tag *[TagSize]byte, msg []byte, key *[32]byte) { poly1305.Sum(tag, msg, key) }

@@ -80,17 +80,17 @@ func TestSecretboxMatchesXCrypto(t *testing.T) {
 	forEachKernel(t, XSalsa20Poly1305, func(t *testing.T) {
 		r := testutil.Rand(t)
 		key := testutil.Bytes(r, KeySize)
-		ours := mustNew(t, XSalsa20Poly1305, key)
+		ours := mustSecretbox(t, XSalsa20Poly1305, key)
 		for _, n := range diffSizes {
-			nonce := testutil.Bytes(r, NonceSizeX)
+			nonce := (*[NonceSizeX]byte)(testutil.Bytes(r, NonceSizeX))
 			msg := testutil.Bytes(r, n)
-			want := secretbox.Seal(nil, msg, (*[24]byte)(nonce), (*[32]byte)(key))
-			got := ours.Seal(nil, nonce, msg, nil)
+			want := secretbox.Seal(nil, msg, nonce, (*[32]byte)(key))
+			got := ours.Seal(nil, nonce, msg)
 			require.Equal(t, want, got, "len %d", n)
-			pt, err := ours.Open(nil, nonce, want, nil)
+			pt, err := ours.Open(nil, nonce, want)
 			require.NoError(t, err)
 			assertBytes(t, msg, pt)
-			pt, ok := secretbox.Open(nil, got, (*[24]byte)(nonce), (*[32]byte)(key))
+			pt, ok := secretbox.Open(nil, got, nonce, (*[32]byte)(key))
 			require.True(t, ok)
 			assertBytes(t, msg, pt)
 		}
@@ -103,7 +103,7 @@ func TestSecretboxMatchesXCrypto(t *testing.T) {
 // for the reduced-round suites, which x/crypto does not have; it is itself
 // checked against x/crypto at 20 rounds.
 func refChaChaPoly(t testing.TB, key, nonce, msg, ad []byte, rounds int) []byte {
-	c, err := chacha20.NewWithRounds(key, nonce, rounds)
+	c, err := chacha20.NewUnauthenticatedCipherWithRounds(key, nonce, rounds)
 	require.NoError(t, err)
 	block0 := make([]byte, 64)
 	c.XORKeyStream(block0, block0)
@@ -123,7 +123,7 @@ func refChaChaPoly(t testing.TB, key, nonce, msg, ad []byte, rounds int) []byte 
 // pkg/salsa20 (proven against external XSalsa20 and Salsa20/12 vectors) and
 // x/crypto's Poly1305, checked against nacl/secretbox at 20 rounds.
 func refSecretbox(t testing.TB, key, nonce, msg []byte, rounds int) []byte {
-	c, err := salsa20.NewWithRounds(key, nonce, rounds)
+	c, err := salsa20.NewUnauthenticatedCipherWithRounds(key, nonce, rounds)
 	require.NoError(t, err)
 	var macKey [32]byte
 	c.XORKeyStream(macKey[:], macKey[:])
@@ -145,12 +145,12 @@ func TestReducedRoundSuites(t *testing.T) {
 	require.NoError(t, err)
 	for _, suite := range Suites() {
 		t.Run(suite.String(), func(t *testing.T) {
-			ours := mustNew(t, suite, key)
+			ours := mustAny(t, suite, key)
 			for _, n := range diffSizes {
 				nonce := testutil.Bytes(r, suite.NonceSize())
 				msg := testutil.Bytes(r, n)
 				var ad, want []byte
-				if isSecretbox(suite) {
+				if suite.Secretbox() {
 					want = refSecretbox(t, key, nonce, msg, suite.rounds())
 				} else {
 					ad = testutil.Bytes(r, n%37)

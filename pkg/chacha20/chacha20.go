@@ -8,6 +8,24 @@
 // Keystream generation runs on the fastest kernel this CPU supports; see
 // [Kernel].
 //
+// # Guarantees
+//
+// The key stream is ChaCha's, byte for byte, for every variant (checked
+// against the RFC 8439, XChaCha draft, Strömbergson and Bernstein test
+// vectors and against golang.org/x/crypto/chacha20 where it has the
+// variant), on every
+// kernel, whatever the split of a message into XORKeyStream calls.
+// XORKeyStream panics rather than wrap the block counter and repeat key
+// stream, and allocates nothing.
+//
+// # Constructors
+//
+// [NewUnauthenticatedCipher] and [NewUnauthenticatedCipherWithRounds] are
+// named as golang.org/x/crypto/chacha20 names its constructor, so that code
+// moves between the two by its import path alone, and so that every call
+// site says what the cipher does not do. pkg/salsa20 has the same two
+// constructors.
+//
 // # Security
 //
 // ChaCha20 is unauthenticated: an attacker can flip bits of the plaintext by
@@ -62,22 +80,21 @@ type Cipher struct {
 
 var _ cipher.Stream = (*Cipher)(nil)
 
-// NewUnauthenticatedCipher returns ChaCha20 (20 rounds) for a 32-byte key. The
-// nonce length picks the variant: 8 bytes for the original ChaCha with a
-// 64-bit block counter, 12 bytes for RFC 8439, 24 bytes for XChaCha20.
+// NewUnauthenticatedCipher returns ChaCha20 (20 rounds) for key and nonce.
+// The nonce length picks the variant: 8 bytes for the original ChaCha with
+// a 64-bit block counter (a 32-byte key, or a 16-byte one), 12 bytes for
+// RFC 8439, 24 bytes for XChaCha20 (both a 32-byte key). Other sizes are
+// an error.
 func NewUnauthenticatedCipher(key, nonce []byte) (*Cipher, error) {
-	if len(key) != KeySize {
-		return nil, errKeySize
-	}
-	return NewWithRounds(key, nonce, 20)
+	return NewUnauthenticatedCipherWithRounds(key, nonce, 20)
 }
 
-// NewWithRounds is NewUnauthenticatedCipher with a chosen round count: 20, or
-// 12 or 8 for the reduced-round ChaCha12 and ChaCha8, which trade security
-// margin for speed. A 16-byte key ("expand 16-byte k") is accepted with the
-// 8-byte nonce. XChaCha12 and XChaCha8 derive their subkey with HChaCha of
-// the same round count.
-func NewWithRounds(key, nonce []byte, rounds int) (*Cipher, error) {
+// NewUnauthenticatedCipherWithRounds is NewUnauthenticatedCipher with a
+// chosen round count: 20, or 12 or 8 for the reduced-round ChaCha12 and
+// ChaCha8, which trade security margin for speed. XChaCha12 and XChaCha8
+// derive their subkey with HChaCha of the same round count. Any other
+// round count is an error.
+func NewUnauthenticatedCipherWithRounds(key, nonce []byte, rounds int) (*Cipher, error) {
 	c := new(Cipher)
 	if err := c.init(key, nonce, rounds); err != nil {
 		return nil, err
@@ -134,13 +151,17 @@ func (c *Cipher) XORKeyStream(dst, src []byte) {
 
 // SetCounter moves to the start of key stream block n, discarding any
 // buffered key stream. With a 12- or 24-byte nonce n must not exceed 2^32.
+// Moving back and encrypting new data reuses key stream that already
+// encrypted other data, which reveals the XOR of the two plaintexts.
 func (c *Cipher) SetCounter(n uint64) {
 	c.stream.SetCounter(n)
 }
 
 // Seek moves to byte offset of the key stream, counted from the start of
 // block 0, in constant time whatever the offset. With a 12- or 24-byte
-// nonce the offset must not exceed 2^38 (the end of the stream).
+// nonce the offset must not exceed 2^38 (the end of the stream). Seeking
+// back and encrypting new data reuses key stream that already encrypted
+// other data, which reveals the XOR of the two plaintexts.
 func (c *Cipher) Seek(offset uint64) {
 	c.stream.Seek(offset)
 }

@@ -46,21 +46,28 @@ func TestConstructorErrors(t *testing.T) {
 		{"rounds 21", k32, n8, 21, "round"},
 		{"rounds -20", k32, n24, -20, "round"},
 	} {
-		c, err := chacha20.NewWithRounds(tc.key, tc.nonce, tc.rounds)
+		c, err := chacha20.NewUnauthenticatedCipherWithRounds(tc.key, tc.nonce, tc.rounds)
 		assert.Nil(t, c, tc.name)
 		if assert.Error(t, err, tc.name) {
 			assert.Contains(t, err.Error(), tc.want, tc.name)
 			assert.Contains(t, err.Error(), "chacha20:", tc.name)
 		}
 	}
-	// NewUnauthenticatedCipher is ChaCha20 with a 256-bit key only.
-	_, err := chacha20.NewUnauthenticatedCipher(k16, n8)
-	assert.ErrorContains(t, err, "key size")
-	for _, n := range [][]byte{n8, n12, n24} {
-		_, err := chacha20.NewUnauthenticatedCipher(k32, n)
-		assert.NoError(t, err)
+	// NewUnauthenticatedCipher is the 20-round cipher of
+	// NewUnauthenticatedCipherWithRounds, for the same keys and nonces (as
+	// in pkg/salsa20): the same key stream, and the same refusals.
+	for _, kn := range [][2][]byte{{k16, n8}, {k32, n8}, {k32, n12}, {k32, n24}} {
+		key, nonce := kn[0], kn[1]
+		c, err := chacha20.NewUnauthenticatedCipher(key, nonce)
+		require.NoError(t, err, "key %d nonce %d", len(key), len(nonce))
+		assert.Equal(t, streamtest.Keystream(mustCipher(t, key, nonce, 20), 200), streamtest.Keystream(c, 200))
 	}
-	_, err = chacha20.NewWithRounds(k16, n8, 8)
+	for _, kn := range [][2][]byte{{k16, n12}, {k16, n24}, {k32, nil}, {make([]byte, 31), n12}} {
+		c, err := chacha20.NewUnauthenticatedCipher(kn[0], kn[1])
+		assert.Nil(t, c)
+		assert.Error(t, err)
+	}
+	_, err := chacha20.NewUnauthenticatedCipherWithRounds(k16, n8, 8)
 	assert.NoError(t, err)
 
 	_, err = chacha20.HChaCha20(make([]byte, 31), make([]byte, 16))

@@ -15,7 +15,7 @@ import (
 // ChaCha20, is the one the single-variant checks use).
 var family = streamtest.Family{
 	Name: "chacha20",
-	New:  streamtest.Constructor(chacha20.NewWithRounds),
+	New:  streamtest.Constructor(chacha20.NewUnauthenticatedCipherWithRounds),
 	Variants: []streamtest.Variant{
 		{Name: "ietf", KeySize: chacha20.KeySize, NonceSize: chacha20.NonceSize, Rounds: 20, CounterBits: 32},
 		{Name: "xchacha20", KeySize: chacha20.KeySize, NonceSize: chacha20.NonceSizeX, Rounds: 20, CounterBits: 32},
@@ -30,7 +30,7 @@ var family = streamtest.Family{
 }
 
 // mustCipher builds a cipher the test expects to be valid.
-var mustCipher = streamtest.Must(chacha20.NewWithRounds)
+var mustCipher = streamtest.Must(chacha20.NewUnauthenticatedCipherWithRounds)
 
 // refBlock is an independent, deliberately plain ChaCha block function
 // written from the papers for this test (no shared code with chachacore):

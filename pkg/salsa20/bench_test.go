@@ -42,7 +42,7 @@ func BenchmarkXORKeyStream(b *testing.B) {
 			nonce := make([]byte, v.nonce)
 			buf := make([]byte, sz.N)
 			b.Run(fmt.Sprintf("%s/%s/impl=ours", v.name, sz.Name), func(b *testing.B) {
-				c, err := salsa20.NewWithRounds(key[:], nonce, v.rounds)
+				c, err := salsa20.NewUnauthenticatedCipherWithRounds(key[:], nonce, v.rounds)
 				if err != nil {
 					b.Fatal(err)
 				}

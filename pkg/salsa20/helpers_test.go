@@ -15,7 +15,7 @@ import (
 // first, Salsa20/20, is the one the single-variant checks use).
 var family = streamtest.Family{
 	Name: "salsa20",
-	New:  streamtest.Constructor(salsa20.NewWithRounds),
+	New:  streamtest.Constructor(salsa20.NewUnauthenticatedCipherWithRounds),
 	Variants: []streamtest.Variant{
 		{Name: "salsa20", KeySize: salsa20.KeySize, NonceSize: salsa20.NonceSize, Rounds: 20, CounterBits: 64},
 		{Name: "xsalsa20", KeySize: salsa20.KeySize, NonceSize: salsa20.NonceSizeX, Rounds: 20, CounterBits: 64},
@@ -28,7 +28,7 @@ var family = streamtest.Family{
 }
 
 // mustCipher builds a cipher the test expects to be valid.
-var mustCipher = streamtest.Must(salsa20.NewWithRounds)
+var mustCipher = streamtest.Must(salsa20.NewUnauthenticatedCipherWithRounds)
 
 // refBlock is an independent, deliberately plain Salsa20 block function
 // written from the specification for this test (no shared code with

@@ -7,6 +7,23 @@
 // Keystream generation runs on the fastest kernel this CPU supports; see
 // [Kernel].
 //
+// # Guarantees
+//
+// The key stream is Salsa20's, byte for byte, for every variant (checked
+// against the Salsa20 specification, eSTREAM, NaCl and Crypto++ test
+// vectors and
+// against golang.org/x/crypto/salsa20 where it has the variant), on every
+// kernel, whatever the split of a message into XORKeyStream calls.
+// XORKeyStream panics rather than wrap the 64-bit block counter and repeat
+// key stream, and allocates nothing.
+//
+// # Constructors
+//
+// [NewUnauthenticatedCipher] and [NewUnauthenticatedCipherWithRounds] have
+// the names of pkg/chacha20's constructors, which are
+// golang.org/x/crypto/chacha20's: one naming for both ciphers, and one that
+// says at every call site what the cipher does not do.
+//
 // # Security
 //
 // Salsa20 is unauthenticated: an attacker can flip bits of the plaintext by
@@ -57,16 +74,20 @@ type Cipher struct {
 
 var _ cipher.Stream = (*Cipher)(nil)
 
-// NewCipher returns Salsa20/20 for key and nonce: an 8-byte nonce gives
-// Salsa20 (a 32-byte or 16-byte key), a 24-byte nonce XSalsa20 (32-byte key).
-func NewCipher(key, nonce []byte) (*Cipher, error) {
-	return NewWithRounds(key, nonce, 20)
+// NewUnauthenticatedCipher returns Salsa20/20 for key and nonce. The nonce
+// length picks the variant: 8 bytes for Salsa20 (a 32-byte key, or a
+// 16-byte one), 24 bytes for XSalsa20 (a 32-byte key). Other sizes are an
+// error.
+func NewUnauthenticatedCipher(key, nonce []byte) (*Cipher, error) {
+	return NewUnauthenticatedCipherWithRounds(key, nonce, 20)
 }
 
-// NewWithRounds is NewCipher with a chosen round count: 20, or 12 or 8 for
-// Salsa20/12 and Salsa20/8, which trade security margin for speed. XSalsa20/12
-// and XSalsa20/8 derive their subkey with HSalsa of the same round count.
-func NewWithRounds(key, nonce []byte, rounds int) (*Cipher, error) {
+// NewUnauthenticatedCipherWithRounds is NewUnauthenticatedCipher with a
+// chosen round count: 20, or 12 or 8 for Salsa20/12 and Salsa20/8, which
+// trade security margin for speed. XSalsa20/12 and XSalsa20/8 derive their
+// subkey with HSalsa of the same round count. Any other round count is an
+// error.
+func NewUnauthenticatedCipherWithRounds(key, nonce []byte, rounds int) (*Cipher, error) {
 	c := new(Cipher)
 	if err := c.init(key, nonce, rounds); err != nil {
 		return nil, err
@@ -113,13 +134,17 @@ func (c *Cipher) XORKeyStream(dst, src []byte) {
 }
 
 // SetCounter moves to the start of key stream block n, discarding any
-// buffered key stream.
+// buffered key stream. Moving back and encrypting new data reuses key
+// stream that already encrypted other data, which reveals the XOR of the
+// two plaintexts.
 func (c *Cipher) SetCounter(n uint64) {
 	c.stream.SetCounter(n)
 }
 
 // Seek moves to byte offset of the key stream, counted from the start of
-// block 0, in constant time whatever the offset.
+// block 0, in constant time whatever the offset. Seeking back and
+// encrypting new data reuses key stream that already encrypted other data,
+// which reveals the XOR of the two plaintexts.
 func (c *Cipher) Seek(offset uint64) {
 	c.stream.Seek(offset)
 }

@@ -44,19 +44,28 @@ func TestConstructorErrors(t *testing.T) {
 		{"rounds 10", k32, n8, 10, "round"},
 		{"rounds 24", k32, n24, 24, "round"},
 	} {
-		c, err := salsa20.NewWithRounds(tc.key, tc.nonce, tc.rounds)
+		c, err := salsa20.NewUnauthenticatedCipherWithRounds(tc.key, tc.nonce, tc.rounds)
 		assert.Nil(t, c, tc.name)
 		if assert.Error(t, err, tc.name) {
 			assert.Contains(t, err.Error(), tc.want, tc.name)
 			assert.Contains(t, err.Error(), "salsa20:", tc.name)
 		}
 	}
-	for _, k := range [][]byte{k16, k32} {
-		_, err := salsa20.NewCipher(k, n8)
-		assert.NoError(t, err)
+	// NewUnauthenticatedCipher is the 20-round cipher of
+	// NewUnauthenticatedCipherWithRounds, for the same keys and nonces (as
+	// in pkg/chacha20): the same key stream, and the same refusals.
+	for _, kn := range [][2][]byte{{k16, n8}, {k32, n8}, {k32, n24}} {
+		key, nonce := kn[0], kn[1]
+		c, err := salsa20.NewUnauthenticatedCipher(key, nonce)
+		require.NoError(t, err, "key %d nonce %d", len(key), len(nonce))
+		assert.Equal(t, streamtest.Keystream(mustCipher(t, key, nonce, 20), 200), streamtest.Keystream(c, 200))
 	}
-	_, err := salsa20.NewCipher(k32, n24)
-	assert.NoError(t, err)
+	for _, kn := range [][2][]byte{{k16, n24}, {k32, nil}, {make([]byte, 31), n8}} {
+		c, err := salsa20.NewUnauthenticatedCipher(kn[0], kn[1])
+		assert.Nil(t, c)
+		assert.Error(t, err)
+	}
+	var err error
 
 	_, err = salsa20.HSalsa20(k16, make([]byte, 16))
 	assert.ErrorContains(t, err, "key size")

@@ -108,13 +108,13 @@ func policy(pfs bool) ForwardSecrecy {
 func sealInner(t testing.TB, suite aead.Suite, key []byte, counter uint64, inner []byte) []byte {
 	t.Helper()
 	header := []byte{byte(len(inner) >> 16), byte(len(inner) >> 8), byte(len(inner))}
-	if suite == aead.XSalsa20Poly1305 || suite == aead.XSalsa12Poly1305 {
-		a, err := aead.New(suite, key)
+	if suite.Secretbox() {
+		box, err := aead.NewSecretbox(suite, key)
 		require.NoError(t, err)
-		nonce := make([]byte, aead.NonceSizeX)
-		aead.PutCounterNonce(nonce, counter)
+		var nonce [aead.NonceSizeX]byte
+		aead.PutCounterNonce(nonce[:], counter)
 		copy(nonce[8:], header)
-		return a.Seal(header, nonce, inner, nil)
+		return box.Seal(header, &nonce, inner)
 	}
 	a, err := aead.New(suite, key)
 	require.NoError(t, err)

@@ -46,7 +46,7 @@ type Variant struct {
 type Family struct {
 	// Name prefixes the package's panic messages ("chacha20").
 	Name string
-	// New is the package's NewWithRounds.
+	// New is the package's NewUnauthenticatedCipherWithRounds.
 	New func(key, nonce []byte, rounds int) (Stream, error)
 	// Variants are the variants the suites cover; the first is the plain
 	// cipher (256-bit key, 20 rounds) the single-variant checks use.
@@ -82,8 +82,9 @@ func (fam Family) must(t testing.TB, key, nonce []byte, rounds int) Stream {
 	return c
 }
 
-// Constructor turns a package's NewWithRounds into a Family's New (an
-// error gives a nil Stream, not a nil pointer inside one).
+// Constructor turns a package's NewUnauthenticatedCipherWithRounds into a
+// Family's New (an error gives a nil Stream, not a nil pointer inside
+// one).
 func Constructor[C Stream](newWithRounds func(key, nonce []byte, rounds int) (C, error)) func(key, nonce []byte, rounds int) (Stream, error) {
 	return func(key, nonce []byte, rounds int) (Stream, error) {
 		c, err := newWithRounds(key, nonce, rounds)
@@ -94,8 +95,9 @@ func Constructor[C Stream](newWithRounds func(key, nonce []byte, rounds int) (C,
 	}
 }
 
-// Must turns a package's NewWithRounds into a constructor for tests that
-// expect the cipher to be valid, failing t otherwise.
+// Must turns a package's NewUnauthenticatedCipherWithRounds into a
+// constructor for tests that expect the cipher to be valid, failing t
+// otherwise.
 func Must[C Stream](newWithRounds func(key, nonce []byte, rounds int) (C, error)) func(t testing.TB, key, nonce []byte, rounds int) C {
 	return func(t testing.TB, key, nonce []byte, rounds int) C {
 		t.Helper()

@@ -40,7 +40,7 @@ func (f *Cipher) DataOffset() int { return HeaderSize + f.c.ctOff }
 func (f *Cipher) setNonce(counter uint64, header []byte) (nonce, ad []byte) {
 	nonce = f.nonce[:f.c.nonceSize]
 	aead.PutCounterNonce(nonce, counter)
-	if f.c.headerInNonce {
+	if f.c.headerInNonce() {
 		copy(nonce[8:8+HeaderSize], header)
 		return nonce, nil
 	}
