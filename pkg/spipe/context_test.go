@@ -101,7 +101,7 @@ func TestRedirectBetweenTunnels(t *testing.T) {
 		}
 		addrB, resultsB := echoServer(t, &Config{Keys: []*Key{key}, Context: ctxB})
 		_, _ = echoServer(t, &Config{Keys: []*Key{key}, Context: ctxA}) // tunnel A's real server, never reached
-		towardA := redirector(t, addrB)                                  // the attacker's redirect
+		towardA := redirector(t, addrB)                                 // the attacker's redirect
 
 		err := tryEcho(t, towardA, &Config{Keys: []*Key{key}, Context: ctxA})
 		serverErr := <-resultsB
