@@ -146,7 +146,7 @@ func (c *Config) settings() (*settings, error) {
 		}
 	}
 	if len(s.context) > maxContext {
-		return nil, fmt.Errorf("Context of %d bytes: at most %d", len(s.context), maxContext)
+		return nil, fmt.Errorf("context string of %d bytes: at most %d", len(s.context), maxContext)
 	}
 	if s.suites == nil {
 		s.suites = DefaultSuites()

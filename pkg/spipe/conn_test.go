@@ -141,20 +141,20 @@ func TestCloseWithoutCloseWriteIsTruncation(t *testing.T) {
 	k := newTestKey(t)
 	cfg := &Config{Keys: []*Key{k}}
 	for _, transport := range []string{"pipe", "tcp"} {
-		cli, srv := connected(t, transport, cfg, cfg)
+		abandoned, srv := connected(t, transport, cfg, cfg)
 		go func() {
-			cli.Write([]byte("partial"))
-			cli.Close()
+			abandoned.Write([]byte("partial"))
+			abandoned.Close()
 		}()
 		got, err := io.ReadAll(srv)
 		assert.ErrorIs(t, err, ErrTruncated, transport)
 		assert.Equal(t, "partial", string(got), transport)
 
-		cli, srv = connected(t, transport, cfg, cfg)
+		finished, srv := connected(t, transport, cfg, cfg)
 		go func() {
-			cli.Write([]byte("complete"))
-			cli.CloseWrite()
-			cli.Close()
+			finished.Write([]byte("complete"))
+			finished.CloseWrite()
+			finished.Close()
 		}()
 		got, err = io.ReadAll(srv)
 		assert.NoError(t, err, transport)

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/crypto/chacha20"
 	"golang.org/x/crypto/chacha20poly1305"
 	"golang.org/x/crypto/nacl/secretbox"
+	//lint:ignore SA1019 the low-level package is x/crypto's only Salsa20 core and HSalsa20; test-only.
 	"golang.org/x/crypto/salsa20/salsa"
 
 	"github.com/spipe-dev/spipe/internal/testutil"
