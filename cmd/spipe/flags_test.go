@@ -49,7 +49,7 @@ func TestBadInvocations(t *testing.T) {
 		{"bad port", []string{"listen", "-s", ":0", "-t", "127.0.0.1:70000", "-k", key}, 2, `port "70000" is not a number from 0 to 65535`},
 		{"target port 0", []string{"listen", "-s", ":0", "-t", "127.0.0.1:0", "-k", key}, 2, "port 0 cannot be dialled"},
 		{"bad bind", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "-b", "example.com"}, 2, `-b/--bind: source address "example.com"`},
-		{"bad cipher", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--cipher", "rot13"}, 2, `--cipher: spipe: unknown cipher suite "rot13"`},
+		{"bad cipher", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--cipher", "rot13"}, 2, `--cipher: aead: unknown suite "rot13"; valid names (aliases in parentheses): chacha20-poly1305 (chacha20);`},
 		{"pfs contradiction", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--no-pfs", "--require-pfs"}, 2, "--no-pfs and --require-pfs contradict each other"},
 		{"max conns 0", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--max-conns", "0"}, 2, "--max-conns 0: must be at least 1"},
 		{"max conns not a number", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--max-conns", "many"}, 2, `invalid argument "many" for "--max-conns"`},

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 
 	"github.com/spipe-dev/spipe/internal/engine"
 	"github.com/spipe-dev/spipe/internal/service"
+	"github.com/spipe-dev/spipe/pkg/aead"
 	"github.com/spipe-dev/spipe/pkg/spipe"
 )
 
@@ -21,6 +24,7 @@ type pipeFlags struct {
 	source, target, bind string
 	keys                 []string
 	cipher               string
+	context              string
 	noPFS, requirePFS    bool
 	padTo                int
 	maxConns             int
@@ -48,6 +52,7 @@ func (p *pipeFlags) register(fs *pflag.FlagSet, mode service.Mode) {
 		fs.StringArrayVarP(&p.keys, "key", "k", nil, "key `FILE` (- reads it from stdin)")
 	}
 	fs.StringVar(&p.cipher, "cipher", "", "comma-separated `SUITES` in preference order (default chacha20-poly1305,xsalsa20-poly1305)")
+	fs.StringVar(&p.context, "context", "", "name of this tunnel (up to 255 bytes), bound into every handshake; both ends must give the same one.\nGive tunnels that share a key distinct contexts, so none can be redirected into another")
 	fs.BoolVar(&p.noPFS, "no-pfs", false, "skip the X25519 exchange (faster handshakes, no forward secrecy)")
 	fs.BoolVar(&p.requirePFS, "require-pfs", false, "refuse peers that skip the X25519 exchange")
 	fs.IntVar(&p.padTo, "pad", 0, "pad every frame to a multiple of `N` bytes, hiding write sizes (0: off)")
@@ -66,19 +71,18 @@ func (p *pipeFlags) register(fs *pflag.FlagSet, mode service.Mode) {
 // usage error naming the flag.
 func (p *pipeFlags) options(mode service.Mode) (service.Options, error) {
 	o := service.Options{
-		Mode:                  mode,
-		KeyFiles:              p.keys,
-		DisableForwardSecrecy: p.noPFS,
-		RequireForwardSecrecy: p.requirePFS,
-		MaxConns:              p.maxConns,
-		MaxPending:            p.maxPending,
-		HandshakeTimeout:      p.handshakeTimeout,
-		IdleTimeout:           p.idleTimeout,
-		ShutdownTimeout:       p.shutdownTimeout,
-		NoKeepAlive:           p.noKeepAlive,
-		ProxyProtocol:         p.proxyProtocol,
-		PidFile:               p.pidFile,
-		PadTo:                 p.padTo,
+		Mode:             mode,
+		KeyFiles:         p.keys,
+		Context:          p.context,
+		MaxConns:         p.maxConns,
+		MaxPending:       p.maxPending,
+		HandshakeTimeout: p.handshakeTimeout,
+		IdleTimeout:      p.idleTimeout,
+		ShutdownTimeout:  p.shutdownTimeout,
+		NoKeepAlive:      p.noKeepAlive,
+		ProxyProtocol:    p.proxyProtocol,
+		PidFile:          p.pidFile,
+		PadTo:            p.padTo,
 	}
 	if p.target == "" {
 		return o, usagef("-t/--target is required")
@@ -112,12 +116,20 @@ func (p *pipeFlags) options(mode service.Mode) (service.Options, error) {
 		}
 	}
 	if p.cipher != "" {
-		if o.Suites, err = spipe.ParseSuites(p.cipher); err != nil {
+		if o.Suites, err = parseSuites(p.cipher); err != nil {
 			return o, usagef("--cipher: %v", err)
 		}
 	}
-	if p.noPFS && p.requirePFS {
+	switch {
+	case p.noPFS && p.requirePFS:
 		return o, usagef("--no-pfs and --require-pfs contradict each other")
+	case p.noPFS:
+		o.ForwardSecrecy = spipe.ForwardSecrecyOff
+	case p.requirePFS:
+		o.ForwardSecrecy = spipe.ForwardSecrecyRequired
+	}
+	if len(p.context) > 255 {
+		return o, usagef("--context: %d bytes, at most 255", len(p.context))
 	}
 	if p.padTo < 0 || p.padTo > spipe.DefaultMaxPayload {
 		return o, usagef("--pad %d: want 0 to %d", p.padTo, spipe.DefaultMaxPayload)
@@ -175,4 +187,20 @@ func (a *app) runPipe(cmd *cobra.Command, p *pipeFlags, mode service.Mode) error
 		return fmt.Errorf("%s: %w", mode, err)
 	}
 	return nil
+}
+
+// parseSuites parses a comma-separated suite list in preference order.
+func parseSuites(list string) ([]aead.Suite, error) {
+	var out []aead.Suite
+	for _, name := range strings.Split(list, ",") {
+		s, err := aead.ParseSuite(name)
+		if err != nil {
+			return nil, err
+		}
+		if slices.Contains(out, s) {
+			return nil, fmt.Errorf("%s listed twice", s)
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }

@@ -39,7 +39,7 @@ func BenchmarkForward(b *testing.B) {
 		SecureSide: SecureInbound,
 		Secure: func(ctx context.Context, c net.Conn) (Conn, error) {
 			sc := spipe.Server(c, cfg)
-			return sc, sc.Handshake(ctx)
+			return sc, sc.HandshakeContext(ctx)
 		},
 		Dial: td.Dial,
 	}
@@ -51,7 +51,7 @@ func BenchmarkForward(b *testing.B) {
 	served := make(chan error, 1)
 	go func() { served <- f.Serve(ctx, ln) }()
 
-	c, err := spipe.Dial(context.Background(), "tcp", ln.Addr().String(), cfg)
+	c, err := spipe.Dial("tcp", ln.Addr().String(), cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func BenchmarkConnection(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg := &spipe.Config{Keys: []*spipe.Key{key}, DisableForwardSecrecy: true}
+	cfg := &spipe.Config{Keys: []*spipe.Key{key}, ForwardSecrecy: spipe.ForwardSecrecyOff}
 	protocols := []struct {
 		name              string
 		outbound, inbound func(ctx context.Context, c net.Conn) (Conn, error)
@@ -35,10 +35,10 @@ func BenchmarkConnection(b *testing.B) {
 		{"relay", plainSecure, plainSecure},
 		{"spipe", func(ctx context.Context, c net.Conn) (Conn, error) {
 			sc := spipe.Client(c, cfg)
-			return sc, sc.Handshake(ctx)
+			return sc, sc.HandshakeContext(ctx)
 		}, func(ctx context.Context, c net.Conn) (Conn, error) {
 			sc := spipe.Server(c, cfg)
-			return sc, sc.Handshake(ctx)
+			return sc, sc.HandshakeContext(ctx)
 		}},
 	}
 	for _, p := range protocols {

@@ -73,7 +73,7 @@ func connectSide(t *testing.T, target string, cfg *spipe.Config, obs Observer) s
 		SecureSide: SecureOutbound,
 		Secure: func(ctx context.Context, c net.Conn) (Conn, error) {
 			sc := spipe.Client(c, cfg)
-			return sc, sc.Handshake(ctx)
+			return sc, sc.HandshakeContext(ctx)
 		},
 		Dial:     (&TargetDialer{Target: Addr{Network: "tcp", Address: target}}).Dial,
 		Observer: obs,
@@ -83,7 +83,7 @@ func connectSide(t *testing.T, target string, cfg *spipe.Config, obs Observer) s
 func testConfig(t *testing.T) *spipe.Config {
 	key, err := spipe.NewKey(make([]byte, 32))
 	require.NoError(t, err)
-	return &spipe.Config{Keys: []*spipe.Key{key}, DisableForwardSecrecy: true}
+	return &spipe.Config{Keys: []*spipe.Key{key}, ForwardSecrecy: spipe.ForwardSecrecyOff}
 }
 
 // TestCopyIntoFrames: the plaintext side's bytes reach the spipe side

@@ -8,13 +8,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/spipe-dev/spipe/pkg/spipe"
+	"github.com/spipe-dev/spipe/pkg/spipe/frame"
 )
 
 // Handshake message sizes from docs/PROTOCOL.md section 2 (pkg/spipe keeps
 // its own unexported).
 const (
-	helloSize    = 106
+	helloSize    = 107 // docs/PROTOCOL.md 2.1; the handshake tests below fail if it is wrong
 	finishedSize = 34
 )
 
@@ -251,7 +251,7 @@ func (p *Proxy) relay(id int, d Direction, src, dst net.Conn, faults []Fault, ki
 }
 
 // readUnit reads handshake message i, or one frame, into buf's storage.
-// raw reports a frame header announcing more than spipe.MaxPayloadLimit;
+// raw reports a frame header announcing more than frame.MaxPayload;
 // unit then holds just that header.
 func readUnit(r *bufio.Reader, buf []byte, hs bool, handshake []int, i int) (unit []byte, raw bool, err error) {
 	if hs {
@@ -259,18 +259,18 @@ func readUnit(r *bufio.Reader, buf []byte, hs bool, handshake []int, i int) (uni
 		n, err := io.ReadFull(r, unit)
 		return unit[:n], false, err
 	}
-	unit = grow(buf, spipe.FrameHeaderSize)
+	unit = grow(buf, frame.HeaderSize)
 	n, err := io.ReadFull(r, unit)
 	if err != nil {
 		return unit[:n], false, err
 	}
-	size, err := spipe.FrameSize(unit)
+	size, err := frame.Size(unit)
 	if err != nil {
 		return unit, true, nil
 	}
 	unit = grow(unit, size)
-	n, err = io.ReadFull(r, unit[spipe.FrameHeaderSize:])
-	return unit[:spipe.FrameHeaderSize+n], false, err
+	n, err = io.ReadFull(r, unit[frame.HeaderSize:])
+	return unit[:frame.HeaderSize+n], false, err
 }
 
 // grow returns a slice of length n sharing b's storage when it can, with

@@ -43,7 +43,7 @@ func Load(files []string, stdin io.Reader, log *slog.Logger) (*Keyring, []*spipe
 		return nil, nil, errors.New("-k - given twice: standard input holds one key")
 	}
 	if stdins == 1 {
-		k, err := spipe.ReadKey(stdin)
+		k, err := r.readKey("key on standard input", stdin)
 		if err != nil {
 			return nil, nil, describe("key on standard input", err)
 		}
@@ -90,9 +90,32 @@ func (r *Keyring) loadFile(path string) (*spipe.Key, error) {
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 && r.log != nil {
 		r.log.Warn("key file is accessible by others; chmod 600 it", "file", path, "mode", fmt.Sprintf("%04o", perm))
 	}
-	k, err := spipe.ReadKey(f)
+	k, err := r.readKey("key file "+path, f)
 	if err != nil {
 		return nil, describe("key file "+path, err)
+	}
+	return k, nil
+}
+
+// maxKeyFile bounds what a key file may hold (spipe.NewKey refuses more),
+// so a mistaken path such as a device fails instead of filling memory.
+const maxKeyFile = 1 << 20
+
+// readKey reads key material from f (what names it, for the warning),
+// derives the key, and warns if the material does not look like a key.
+func (r *Keyring) readKey(what string, f io.Reader) (*spipe.Key, error) {
+	material, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
+	defer clear(material)
+	if err != nil {
+		return nil, err
+	}
+	k, err := spipe.NewKey(material)
+	if err != nil {
+		return nil, err
+	}
+	if why := weakKeyReason(material); why != "" && r.log != nil {
+		r.log.Warn(what+" does not look like a key: use spipe keygen (32 random bytes as 64 hex digits); "+
+			"one recorded handshake lets an attacker guess a weak key offline", "reason", why, "fingerprint", k.Fingerprint())
 	}
 	return k, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spipe-dev/spipe/internal/engine"
+	"github.com/spipe-dev/spipe/pkg/aead"
 	"github.com/spipe-dev/spipe/pkg/spipe"
 )
 
@@ -45,10 +46,10 @@ type Options struct {
 	Stdin    io.ReadCloser
 	Stdout   io.WriteCloser
 
-	Suites                []spipe.Suite // nil: the protocol's default
-	DisableForwardSecrecy bool
-	RequireForwardSecrecy bool
-	PadTo                 int
+	Context        string       // the tunnel's name, bound into every handshake
+	Suites         []aead.Suite // nil: the protocol's default
+	ForwardSecrecy spipe.ForwardSecrecy
+	PadTo          int
 
 	MaxConns         int
 	MaxPending       int // 0: the engine's default

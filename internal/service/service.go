@@ -154,12 +154,12 @@ func (s *Service) close() {
 
 func (s *Service) newConfig(keys []*spipe.Key) *spipe.Config {
 	return &spipe.Config{
-		Keys:                  keys,
-		Suites:                s.opts.Suites,
-		DisableForwardSecrecy: s.opts.DisableForwardSecrecy,
-		RequireForwardSecrecy: s.opts.RequireForwardSecrecy,
-		PadTo:                 s.opts.PadTo,
-		HandshakeTimeout:      s.opts.HandshakeTimeout,
+		Keys:             keys,
+		Suites:           s.opts.Suites,
+		Context:          s.opts.Context,
+		ForwardSecrecy:   s.opts.ForwardSecrecy,
+		PadTo:            s.opts.PadTo,
+		HandshakeTimeout: s.opts.HandshakeTimeout,
 	}
 }
 
@@ -197,7 +197,7 @@ func (s *Service) forwarder() *engine.Forwarder {
 func (s *Service) handshake(side func(net.Conn, *spipe.Config) *spipe.Conn) func(context.Context, net.Conn) (engine.Conn, error) {
 	return func(ctx context.Context, c net.Conn) (engine.Conn, error) {
 		sc := side(c, s.config.Load())
-		if err := sc.Handshake(ctx); err != nil {
+		if err := sc.HandshakeContext(ctx); err != nil {
 			sc.Close()
 			return nil, err
 		}

@@ -34,8 +34,10 @@ func TestFaultAmongHealthyConnections(t *testing.T) {
 		reasons []string // the receiving side logs one of these; none: intact
 	}{
 		{"flip payload bit", faultproxy.Fault{Kind: faultproxy.FlipBit, Frame: 2, Bit: 8 * 1000}, []string{"tampered"}},
-		{"flip header bit", faultproxy.Fault{Kind: faultproxy.FlipBit, Frame: 2, Bit: 3}, []string{"tampered"}},
-		{"oversize length", faultproxy.Fault{Kind: faultproxy.FlipBit, Frame: 2, Bit: 8 + 7}, []string{"frame_too_large"}},
+		// The length's low bit: a full frame grows past the limit, any
+		// other frame fails its tag.
+		{"flip header bit", faultproxy.Fault{Kind: faultproxy.FlipBit, Frame: 2, Bit: 2 * 8}, []string{"tampered", "frame_too_large"}},
+		{"oversize length", faultproxy.Fault{Kind: faultproxy.FlipBit, Frame: 2, Bit: 7}, []string{"frame_too_large"}},
 		{"drop", faultproxy.Fault{Kind: faultproxy.Drop, Frame: 2}, []string{"tampered"}},
 		{"duplicate", faultproxy.Fault{Kind: faultproxy.Duplicate, Frame: 2}, []string{"tampered"}},
 		{"reorder", faultproxy.Fault{Kind: faultproxy.Reorder, Frame: 2}, []string{"tampered"}},

@@ -18,6 +18,7 @@ import (
 
 	"github.com/spipe-dev/spipe/internal/service"
 	"github.com/spipe-dev/spipe/pkg/spipe"
+	"github.com/spipe-dev/spipe/pkg/spipe/frame"
 )
 
 // clientConfig is a library client holding the key in file path.
@@ -36,10 +37,11 @@ func honest(addr string, cfg *spipe.Config) (time.Duration, error) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := spipe.Dial(ctx, "tcp", addr, cfg)
+	nc, err := (&spipe.Dialer{Config: cfg}).DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return 0, err
 	}
+	c := nc.(*spipe.Conn)
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
 	msg := make([]byte, 1024)
@@ -141,18 +143,18 @@ func TestHostileClients(t *testing.T) {
 	run(garbage, func(i int) {
 		b := make([]byte, 300)
 		crand.Read(b)
-		b[0] = byte(i % 2) // 0x00: another version; 0x01: ours, then a bad MAC
+		b[0] = []byte{0, spipe.Version}[i%2] // another version; ours, then a bad MAC
 		rawExchange(t, listen.addr, b)
 	})
 	run(keyHolders, func(int) {
 		// A header announcing 16 MiB after a valid handshake.
-		keyHolderSends(t, listen.addr, cfg, []byte{byte(spipe.FrameData), 0xff, 0xff, 0xff})
+		keyHolderSends(t, listen.addr, cfg, []byte{0xff, 0xff, 0xff})
 	})
 	run(keyHolders, func(int) {
 		// A well-formed header, then bytes that are not a sealed payload.
-		b := make([]byte, spipe.FrameOverhead+400)
+		b := make([]byte, frame.Overhead+400)
 		crand.Read(b)
-		copy(b, []byte{byte(spipe.FrameData), 0, 400 >> 8, 400 & 0xff})
+		copy(b, []byte{0, 400 >> 8, 400 & 0xff})
 		keyHolderSends(t, listen.addr, cfg, b)
 	})
 	during := latencies(t, 30, listen.addr, cfg)
@@ -206,7 +208,7 @@ func keyHolderSends(t *testing.T, addr string, cfg *spipe.Config, b []byte) {
 	c := spipe.Client(raw, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if !assert.NoError(t, c.Handshake(ctx)) {
+	if !assert.NoError(t, c.HandshakeContext(ctx)) {
 		return
 	}
 	_, _ = raw.Write(b)

@@ -1,7 +1,6 @@
 package stress
 
 import (
-	"context"
 	"io"
 	"net"
 	"runtime"
@@ -91,7 +90,7 @@ func TestOneWritePerFrame(t *testing.T) {
 	cc := &countingConn{Conn: raw}
 	c := spipe.Client(cc, cfg)
 	defer c.Close()
-	require.NoError(t, c.Handshake(context.Background()))
+	require.NoError(t, c.Handshake())
 	handshakeWrites := cc.writes.Load()
 	data := make([]byte, 16<<10)
 	for range frames {

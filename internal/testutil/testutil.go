@@ -41,6 +41,10 @@ func (h *Hex) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// MarshalJSON encodes h as a JSON hex string, so files written from Hex
+// fields read back the same.
+func (h Hex) MarshalJSON() ([]byte, error) { return json.Marshal(hex.EncodeToString(h)) }
+
 // Word is a 32-bit word written in JSON as exactly 8 hex digits giving its
 // value (big-endian text, "61707865"), as the vector files' round-function
 // examples do.

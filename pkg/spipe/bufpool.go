@@ -1,6 +1,10 @@
 package spipe
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/spipe-dev/spipe/pkg/spipe/frame"
+)
 
 // Frame buffers of the default size are pooled: a connection takes them on
 // first use and gives them back once its direction has ended, so short
@@ -16,8 +20,8 @@ type bufPool struct {
 }
 
 var (
-	readBufs  = bufPool{size: DefaultMaxPayload + FrameOverhead + readAhead}
-	writeBufs = bufPool{size: DefaultMaxPayload + FrameOverhead}
+	readBufs  = bufPool{size: DefaultMaxPayload + frame.Overhead + readAhead}
+	writeBufs = bufPool{size: DefaultMaxPayload + frame.Overhead}
 )
 
 // get returns a buffer of length size.

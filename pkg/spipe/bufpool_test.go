@@ -15,7 +15,7 @@ import (
 // them allocates far less than the ~320 KiB of frame buffers each pair
 // uses.
 func TestShortConnectionsReuseFrameBuffers(t *testing.T) {
-	cfg := &Config{Keys: []*Key{newTestKey(t)}, DisableForwardSecrecy: true}
+	cfg := &Config{Keys: []*Key{newTestKey(t)}, ForwardSecrecy: ForwardSecrecyOff}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer ln.Close()

@@ -3,22 +3,53 @@ package spipe
 import (
 	"errors"
 	"fmt"
+	"io"
 	"time"
+
+	"github.com/spipe-dev/spipe/pkg/aead"
 )
 
-// Payload limits, in bytes of one frame's sealed payload (padding included).
-const (
-	// DefaultMaxPayload is the payload limit of a Config that sets none.
-	DefaultMaxPayload = 64 << 10
-	// MaxPayloadLimit is the largest MaxPayload a Config may set.
-	MaxPayloadLimit = 1 << 20
-	// MinPayloadLimit is the smallest MaxPayload a Config may set.
-	MinPayloadLimit = 64
-)
+// DefaultMaxPayload is the frame payload limit of a Config that sets
+// none: 64 KiB of inner plaintext (data, type byte and padding).
+const DefaultMaxPayload = 64 << 10
 
-// DefaultHandshakeTimeout bounds a handshake when the Config sets no
+// MaxPayloadLimit is the largest MaxPayload a Config may set (1 MiB); the
+// smallest is 64.
+const MaxPayloadLimit = maxPayload
+
+// defaultHandshakeTimeout bounds a handshake when the Config sets no
 // HandshakeTimeout.
-const DefaultHandshakeTimeout = 10 * time.Second
+const defaultHandshakeTimeout = 10 * time.Second
+
+// maxContext is the longest Config.Context, in bytes: its length is one
+// byte in the key import.
+const maxContext = 255
+
+// ForwardSecrecy is a side's forward-secrecy policy: whether it does the
+// ephemeral X25519 exchange, and whether it insists that the peer does.
+// The zero value is ForwardSecrecyPreferred.
+type ForwardSecrecy int
+
+const (
+	// ForwardSecrecyPreferred does the X25519 exchange whenever the peer
+	// does too, and accepts a peer that does not. The default.
+	ForwardSecrecyPreferred ForwardSecrecy = iota
+	// ForwardSecrecyRequired refuses a peer that does not do the exchange
+	// (a server closes the connection; a client fails with
+	// ErrForwardSecrecyRequired).
+	ForwardSecrecyRequired
+	// ForwardSecrecyOff skips the exchange: session keys then depend only
+	// on the key and the two nonces, so a later theft of the key file
+	// decrypts recorded sessions. Handshakes are cheaper.
+	ForwardSecrecyOff
+)
+
+// DefaultSuites returns the suite list of a Config that sets none:
+// ChaCha20-Poly1305 preferred, then XSalsa20-Poly1305 (NaCl secretbox).
+// Reduced-round suites are never in it. Each call returns a new slice.
+func DefaultSuites() []aead.Suite {
+	return []aead.Suite{aead.ChaCha20Poly1305, aead.XSalsa20Poly1305}
+}
 
 // Config configures a client or server. A Config may be shared by many
 // connections but must not be modified once passed to Client, Server, Dial
@@ -31,47 +62,63 @@ type Config struct {
 	// is required.
 	Keys []*Key
 
-	// Suites lists the acceptable cipher suites in preference order. Nil
-	// means DefaultSuites. The server picks the first suite of its own list
-	// that the client offers, so reduced-round suites are used only when
-	// both sides list them.
-	Suites []Suite
+	// Context names the tunnel, up to 255 bytes; both ends must set the
+	// same one. It is bound into every handshake MAC and into the session
+	// keys, so a handshake between different contexts fails as one with
+	// different keys does. When one key serves several tunnels, or a host
+	// uses the same key for its own client and server, give each tunnel
+	// its own context: otherwise an attacker on the network can steer a
+	// client to another tunnel's server, or reflect it into its own
+	// host's server. Empty by default.
+	Context string
 
-	// DisableForwardSecrecy skips the X25519 exchange: session keys then
-	// depend only on the PSK and the nonces, so a later key compromise
-	// exposes recorded traffic. Handshakes are cheaper.
-	DisableForwardSecrecy bool
+	// Suites lists the acceptable cipher suites (every suite of pkg/aead
+	// is a protocol suite) in preference order. Nil means DefaultSuites().
+	// A server picks the first suite of its own list that the client
+	// offers; the order of a client's list does not matter. Reduced-round
+	// suites are therefore used only when both sides list them.
+	Suites []aead.Suite
 
-	// RequireForwardSecrecy refuses a peer that does not do the X25519
-	// exchange (a server closes the connection; a client fails with
-	// ErrForwardSecrecyRequired). It contradicts DisableForwardSecrecy.
-	RequireForwardSecrecy bool
+	// ForwardSecrecy is this side's forward-secrecy policy; the zero value
+	// is ForwardSecrecyPreferred.
+	ForwardSecrecy ForwardSecrecy
 
-	// MaxPayload is the largest frame payload this side accepts and sends,
-	// in bytes (MinPayloadLimit..MaxPayloadLimit; 0 means
-	// DefaultMaxPayload). Each side announces its limit in the handshake and
-	// the sender uses the smaller of the two.
+	// MaxPayload is the largest frame payload (inner plaintext: data, one
+	// type byte and padding) this side accepts and sends, 64 to
+	// MaxPayloadLimit; 0 means DefaultMaxPayload. Each side announces its
+	// limit in the handshake and a sender uses the smaller of the two.
 	MaxPayload int
 
 	// PadTo, if positive, pads every frame this side sends to a multiple of
-	// PadTo bytes (capped at the frame limit), hiding write sizes at the
-	// cost of bandwidth. 0 sends no padding. It must not exceed MaxPayload.
+	// PadTo bytes of payload (capped at the frame limit), hiding the size
+	// of writes and making data, keepalive and close-write frames look
+	// alike, at the cost of bandwidth. 0 sends no padding. It must not
+	// exceed MaxPayload.
 	PadTo int
 
 	// HandshakeTimeout bounds the handshake when the context passed to
-	// Handshake has no earlier deadline. 0 means DefaultHandshakeTimeout;
-	// a negative value means no bound beyond the context.
+	// HandshakeContext has no earlier deadline. 0 means 10 seconds; a
+	// negative value means no bound beyond the context.
 	HandshakeTimeout time.Duration
+
+	// rand, if set, replaces crypto/rand for nonces and ephemeral keys:
+	// the transcript tests record sessions with fixed randomness.
+	rand io.Reader
+	// mode is the mode a client asks for (0: modeStream).
+	mode byte
 }
 
 // settings is a validated Config with defaults applied.
 type settings struct {
 	keys             []*Key
-	suites           []Suite
+	context          string
+	suites           []aead.Suite
 	pfs, requirePFS  bool
 	maxPayload       int
 	padTo            int
 	handshakeTimeout time.Duration
+	rand             io.Reader
+	mode             byte
 }
 
 func (c *Config) settings() (*settings, error) {
@@ -80,12 +127,15 @@ func (c *Config) settings() (*settings, error) {
 	}
 	s := &settings{
 		keys:             c.Keys,
+		context:          c.Context,
 		suites:           c.Suites,
-		pfs:              !c.DisableForwardSecrecy,
-		requirePFS:       c.RequireForwardSecrecy,
+		pfs:              c.ForwardSecrecy != ForwardSecrecyOff,
+		requirePFS:       c.ForwardSecrecy == ForwardSecrecyRequired,
 		maxPayload:       c.MaxPayload,
 		padTo:            c.PadTo,
 		handshakeTimeout: c.HandshakeTimeout,
+		rand:             c.rand,
+		mode:             c.mode,
 	}
 	if len(s.keys) == 0 {
 		return nil, errors.New("Config has no key")
@@ -95,15 +145,18 @@ func (c *Config) settings() (*settings, error) {
 			return nil, errors.New("Config has a nil key")
 		}
 	}
+	if len(s.context) > maxContext {
+		return nil, fmt.Errorf("context string of %d bytes: at most %d", len(s.context), maxContext)
+	}
 	if s.suites == nil {
-		s.suites = DefaultSuites
+		s.suites = DefaultSuites()
 	}
 	if len(s.suites) == 0 {
 		return nil, errors.New("Config has an empty suite list")
 	}
 	var seen uint16
 	for _, su := range s.suites {
-		if !su.Valid() {
+		if !su.Valid() || su > 15 {
 			return nil, fmt.Errorf("Config lists unknown suite %d", uint8(su))
 		}
 		if seen&(1<<su) != 0 {
@@ -111,30 +164,44 @@ func (c *Config) settings() (*settings, error) {
 		}
 		seen |= 1 << su
 	}
-	if s.requirePFS && !s.pfs {
-		return nil, errors.New("Config both disables and requires forward secrecy")
+	switch c.ForwardSecrecy {
+	case ForwardSecrecyPreferred, ForwardSecrecyRequired, ForwardSecrecyOff:
+	default:
+		return nil, fmt.Errorf("unknown ForwardSecrecy policy %d", c.ForwardSecrecy)
 	}
 	if s.maxPayload == 0 {
 		s.maxPayload = DefaultMaxPayload
 	}
-	if s.maxPayload < MinPayloadLimit || s.maxPayload > MaxPayloadLimit {
-		return nil, fmt.Errorf("MaxPayload %d outside %d..%d", s.maxPayload, MinPayloadLimit, MaxPayloadLimit)
+	if s.maxPayload < minPayload || s.maxPayload > maxPayload {
+		return nil, fmt.Errorf("MaxPayload %d outside %d..%d", s.maxPayload, minPayload, maxPayload)
 	}
 	if s.padTo < 0 || s.padTo > s.maxPayload {
 		return nil, fmt.Errorf("PadTo %d outside 0..MaxPayload (%d)", s.padTo, s.maxPayload)
 	}
 	if s.handshakeTimeout == 0 {
-		s.handshakeTimeout = DefaultHandshakeTimeout
+		s.handshakeTimeout = defaultHandshakeTimeout
+	}
+	if s.mode == 0 {
+		s.mode = modeStream
 	}
 	return s, nil
 }
 
 // Validate reports whether the Config is usable, with the reason if not.
-// Client, Server, Dial and Listen report the same error (Client and Server
-// from the first Handshake, Read or Write).
+// Dial and Listen report the same error before they connect; Client and
+// Server from the first Handshake, Read or Write.
 func (c *Config) Validate() error {
 	if _, err := c.settings(); err != nil {
 		return fmt.Errorf("spipe: %w", err)
 	}
 	return nil
+}
+
+// suiteMask is the handshake's bit mask of list.
+func suiteMask(list []aead.Suite) uint16 {
+	var m uint16
+	for _, s := range list {
+		m |= 1 << s
+	}
+	return m
 }

@@ -9,26 +9,31 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/spipe-dev/spipe/pkg/aead"
+	"github.com/spipe-dev/spipe/pkg/spipe/frame"
 )
 
 // readAhead is how much beyond one maximal frame the reader buffers, so one
 // read system call can bring in several small frames.
 const readAhead = 32 << 10
 
-// closeNotifyTimeout bounds how long Close waits to send the authenticated
-// close-write frame.
-const closeNotifyTimeout = time.Second
-
-// errWriteClosed is ErrWriteClosed with context, made once.
-var errWriteClosed = fmt.Errorf("spipe: write: %w", ErrWriteClosed)
-
 // aLongTimeAgo is a deadline in the past, to interrupt blocked I/O.
 var aLongTimeAgo = time.Unix(1, 0)
 
 // Conn is one end of a secure pipe over a net.Conn, like crypto/tls.Conn.
 // The handshake runs on the first Read or Write, or explicitly through
-// Handshake. One goroutine may Read while another Writes; Close unblocks
-// both.
+// Handshake or HandshakeContext. One goroutine may Read while another
+// Writes; Close unblocks both.
+//
+// # Ending a stream
+//
+// Only CloseWrite ends a direction cleanly: it sends the authenticated
+// close-write frame, after which the peer's Read returns io.EOF. Close
+// never sends it, so a peer that did not get CloseWrite first sees
+// ErrTruncated: a connection abandoned on an error path (defer c.Close())
+// is never taken for a complete stream. The pattern for a complete
+// transfer is to copy, call CloseWrite, then Close.
 //
 // Once Read has returned an error other than a timeout (ErrTampered,
 // ErrTruncated, ...), the connection is dead: the underlying connection is
@@ -45,8 +50,6 @@ type Conn struct {
 	hsErr  error
 	state  ConnectionState
 
-	// dead is set once a fatal error happened, so Close stays silent.
-	dead   atomic.Bool
 	closed atomic.Bool
 
 	dlMu            sync.Mutex
@@ -59,9 +62,9 @@ type Conn struct {
 // inbound is the receiving direction, guarded by its mutex.
 type inbound struct {
 	mu         sync.Mutex
-	fc         *FrameCipher
+	fc         *frame.Cipher
 	counter    uint64
-	limit      int    // the largest payload accepted
+	limit      int    // the largest payload (inner plaintext) accepted
 	buf        []byte // raw bytes from the wire: [start, end) not yet consumed
 	start, end int
 	data       []byte // authenticated plaintext not yet returned (aliases buf)
@@ -71,10 +74,10 @@ type inbound struct {
 // outbound is the sending direction, guarded by its mutex.
 type outbound struct {
 	mu      sync.Mutex
-	fc      *FrameCipher
+	fc      *frame.Cipher
 	counter uint64
 	maxData int // data bytes per frame
-	limit   int // the largest payload sent
+	limit   int // the largest payload (inner plaintext) sent
 	padTo   int
 	buf     []byte // one sealed frame
 	err     error  // sticky
@@ -89,36 +92,43 @@ type ConnectionState struct {
 	// Version is the protocol version.
 	Version int
 	// Suite is the cipher suite sealing the frames.
-	Suite Suite
+	Suite aead.Suite
 	// ForwardSecrecy reports whether the session keys include an X25519
 	// secret.
 	ForwardSecrecy bool
 	// KeyIndex is, on a server, the index in Config.Keys of the key the
 	// client proved; 0 on a client.
 	KeyIndex int
-	// MaxPayload is the largest payload this side sends in one frame.
+	// MaxPayload is the largest payload (inner plaintext: data, type byte
+	// and padding) this side sends in one frame.
 	MaxPayload int
 }
 
 // Client returns the client end of a secure pipe over conn. The handshake
 // happens on the first Read or Write, or on Handshake. Config errors are
-// reported then.
+// reported then. The Conn owns conn from now on.
 func Client(conn net.Conn, config *Config) *Conn {
 	return &Conn{conn: conn, config: config, isClient: true}
 }
 
 // Server returns the server end of a secure pipe over conn. Its handshake
-// completes only after the client has proven it holds one of config.Keys.
+// completes only after the client has proven it holds one of config.Keys
+// (under config.Context). The Conn owns conn from now on.
 func Server(conn net.Conn, config *Config) *Conn {
 	return &Conn{conn: conn, config: config}
 }
 
-// Handshake runs the handshake if it has not run yet, bounded by ctx and by
-// the Config's HandshakeTimeout. On failure the underlying connection is
-// closed and the error (wrapping one of the package's sentinels, a context
-// error or an I/O error) is returned by this and every later call. A
-// server's Handshake returns nil only after the client proved its key.
-func (c *Conn) Handshake(ctx context.Context) error {
+// Handshake runs the handshake if it has not run yet, bounded by the
+// Config's HandshakeTimeout; see HandshakeContext.
+func (c *Conn) Handshake() error { return c.HandshakeContext(context.Background()) }
+
+// HandshakeContext runs the handshake if it has not run yet, bounded by ctx
+// and by the Config's HandshakeTimeout. On failure the underlying
+// connection is closed and the error (wrapping one of the package's
+// sentinels, a context error or an I/O error) is returned by this and
+// every later call. A server's handshake succeeds only after the client
+// proved its key; nothing is sent to a peer whose handshake fails.
+func (c *Conn) HandshakeContext(ctx context.Context) error {
 	c.hsMu.Lock()
 	defer c.hsMu.Unlock()
 	if c.hsDone.Load() {
@@ -129,7 +139,6 @@ func (c *Conn) Handshake(ctx context.Context) error {
 	}
 	if err := c.handshake(ctx); err != nil {
 		c.hsErr = fmt.Errorf("spipe: handshake: %w", err)
-		c.dead.Store(true)
 		c.conn.Close()
 		return c.hsErr
 	}
@@ -189,18 +198,20 @@ func (c *Conn) install(s *settings, res *handshakeResult) error {
 	defer clear(res.sendKey)
 	defer clear(res.recvKey)
 	var err error
-	if c.out.fc, err = NewFrameCipher(res.suite, res.sendKey); err != nil {
+	if c.out.fc, err = frame.NewCipher(res.suite, res.sendKey); err != nil {
 		return err
 	}
-	if c.in.fc, err = NewFrameCipher(res.suite, res.recvKey); err != nil {
+	if c.in.fc, err = frame.NewCipher(res.suite, res.recvKey); err != nil {
 		return err
 	}
 	c.in.limit = s.maxPayload
-	c.out.maxData = res.sendLimit
+	// Each frame's payload holds its data and one type byte; padded, the
+	// payload is a whole number of pad units.
+	c.out.maxData = res.sendLimit - 1
 	if s.padTo > 0 {
 		pad := min(s.padTo, res.sendLimit)
 		c.out.padTo = pad
-		c.out.maxData = res.sendLimit/pad*pad - padPrefix
+		c.out.maxData = res.sendLimit/pad*pad - 1
 	}
 	c.out.limit = res.sendLimit
 	c.state = ConnectionState{
@@ -218,7 +229,7 @@ func (c *Conn) handshakeOnce() error {
 	if c.hsDone.Load() {
 		return nil
 	}
-	return c.Handshake(context.Background())
+	return c.HandshakeContext(context.Background())
 }
 
 // ConnectionState returns the negotiated parameters (zero before the
@@ -261,45 +272,48 @@ func (c *Conn) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// readFrame reads, authenticates and consumes one frame. If it is an
-// unpadded data frame that fits in p, it is decrypted straight into p (the
-// AEAD writes nothing there unless the tag is valid) and its length is
-// returned; otherwise its data, if any, is left in in.data and 0 returned.
-// in.mu is held.
+// readFrame reads, authenticates and consumes one frame. If its payload
+// fits in p, it is opened straight into p (nothing is written there unless
+// the tag is valid; a control frame's type byte lands in p as scratch, as
+// io.Reader allows) and the data's length is returned; otherwise its data,
+// if any, is left in in.data and 0 returned. in.mu is held.
 func (c *Conn) readFrame(p []byte) (int, error) {
 	in := &c.in
-	if err := c.fill(FrameHeaderSize); err != nil {
+	if err := c.fill(frame.HeaderSize); err != nil {
 		return 0, err
 	}
-	n := get24(in.buf[in.start+1:])
-	if n > in.limit {
-		return 0, c.failRead(fmt.Errorf("spipe: read: frame of %d bytes: %w", n, ErrFrameTooLarge))
+	n, err := frame.Size(in.buf[in.start:])
+	if err == nil && n-frame.Overhead > in.limit {
+		err = frame.ErrTooLarge
 	}
-	size := n + FrameOverhead
-	if err := c.fill(size); err != nil {
+	if err != nil {
+		return 0, c.failRead(fmt.Errorf("spipe: read: frame %d: %w", in.counter, err))
+	}
+	if err := c.fill(n); err != nil {
 		return 0, err
 	}
-	if in.counter > MaxFrameCounter {
+	if in.counter > frame.MaxCounter {
 		return 0, c.failRead(fmt.Errorf("spipe: read: %w", ErrCounterExhausted))
 	}
-	frame := in.buf[in.start : in.start+size]
-	dst := frame[FrameHeaderSize+in.fc.ctOff:][:0] // in place
-	direct := frame[0] == byte(FrameData) && n <= len(p)
+	f := in.buf[in.start : in.start+n]
+	off := in.fc.DataOffset()
+	dst := f[off:off] // in place
+	direct := n-frame.Overhead <= len(p)
 	if direct {
-		dst = p[:0] // saves copying the plaintext out afterwards
+		dst = p[:0] // saves copying the data out afterwards
 	}
-	t, data, err := in.fc.open(dst, frame, in.counter)
+	t, data, err := in.fc.Open(dst, f, in.counter)
 	if err != nil {
 		return 0, c.failRead(fmt.Errorf("spipe: read: frame %d: %w", in.counter, err))
 	}
 	in.counter++
-	in.start += size
+	in.start += n
 	switch {
-	case direct:
+	case t == frame.Data && direct:
 		return len(data), nil
-	case t == FrameData:
+	case t == frame.Data:
 		in.data = data
-	case t == FrameCloseWrite:
+	case t == frame.CloseWrite:
 		in.err = io.EOF
 		c.releaseReadBuf()
 	}
@@ -314,7 +328,7 @@ func (c *Conn) fill(n int) error {
 		return nil
 	}
 	if in.buf == nil {
-		in.buf = readBufs.get(in.limit + FrameOverhead + readAhead)
+		in.buf = readBufs.get(in.limit + frame.Overhead + readAhead)
 	}
 	if in.start == in.end {
 		in.start, in.end = 0, 0
@@ -329,7 +343,7 @@ func (c *Conn) fill(n int) error {
 	// the buffer before it could be completed, which cost 5% of a bulk
 	// receiver's CPU. A stream of large frames now empties the buffer at
 	// every frame and starts again at its front.
-	stop := min(len(in.buf), in.start+in.limit+FrameOverhead)
+	stop := min(len(in.buf), in.start+in.limit+frame.Overhead)
 	for in.end-in.start < n {
 		m, err := c.conn.Read(in.buf[in.end:stop])
 		in.end += m
@@ -366,7 +380,6 @@ func (c *Conn) failRead(err error) error {
 	c.in.err = err
 	c.in.data = nil
 	c.releaseReadBuf()
-	c.dead.Store(true)
 	c.conn.Close()
 	return err
 }
@@ -390,9 +403,10 @@ func (c *Conn) releaseWriteBuf() {
 	}
 }
 
-// Write seals p into frames and sends each with one write call. It returns
-// ErrWriteClosed after CloseWrite, and after any write error (including a
-// timeout) the connection cannot send again.
+// Write seals p into frames and sends each with one write call. It fails
+// after CloseWrite, and after any write error (including a timeout) the
+// connection cannot send again. io.Copy into a Conn uses ReadFrom, which
+// reads straight into the frame and saves Write's copy.
 func (c *Conn) Write(p []byte) (int, error) {
 	if err := c.handshakeOnce(); err != nil {
 		return 0, err
@@ -406,7 +420,7 @@ func (c *Conn) Write(p []byte) (int, error) {
 	n := 0
 	for len(p) > 0 {
 		m := min(len(p), out.maxData)
-		if err := c.writeFrame(FrameData, p[:m]); err != nil {
+		if err := c.writeFrame(frame.Data, p[:m]); err != nil {
 			return n, err
 		}
 		n += m
@@ -428,33 +442,32 @@ func (c *Conn) writable() error {
 }
 
 // writeFrame seals and sends one frame. out.mu is held.
-func (c *Conn) writeFrame(t FrameType, data []byte) error {
+func (c *Conn) writeFrame(t frame.Type, data []byte) error {
 	out := &c.out
 	if out.buf == nil {
 		// Allocated on first use, so idle connections and handshake-only
 		// probes cost no buffer.
-		out.buf = writeBufs.get(out.limit + FrameOverhead)[:0]
+		out.buf = writeBufs.get(out.limit + frame.Overhead)[:0]
 	}
 	return c.sendFrame(out.buf, t, data)
 }
 
 // sendFrame seals one frame into buf (data may already sit in buf where
 // the frame's plaintext goes, see ReadFrom) and sends it. out.mu is held.
-func (c *Conn) sendFrame(buf []byte, t FrameType, data []byte) error {
+func (c *Conn) sendFrame(buf []byte, t frame.Type, data []byte) error {
 	out := &c.out
-	if out.counter > MaxFrameCounter {
+	if out.counter > frame.MaxCounter {
 		out.err = fmt.Errorf("spipe: write: %w", ErrCounterExhausted)
 		return out.err
 	}
-	frame := out.fc.SealFrame(buf[:0], out.counter, t, data, out.padTo)
+	f := out.fc.Seal(buf[:0], out.counter, t, data, out.padTo)
 	out.counter++
-	if _, err := c.conn.Write(frame); err != nil {
+	if _, err := c.conn.Write(f); err != nil {
 		if c.closed.Load() {
 			err = net.ErrClosed
 		}
 		out.err = fmt.Errorf("spipe: write: %w", err)
 		c.releaseWriteBuf()
-		c.dead.Store(true)
 		return out.err
 	}
 	return nil
@@ -477,7 +490,7 @@ func (c *Conn) CloseWrite() error {
 	if err := c.writable(); err != nil {
 		return err
 	}
-	if err := c.writeFrame(FrameCloseWrite, nil); err != nil {
+	if err := c.writeFrame(frame.CloseWrite, nil); err != nil {
 		return err
 	}
 	out.closed = true
@@ -499,26 +512,17 @@ func (c *Conn) SendKeepalive() error {
 	if err := c.writable(); err != nil {
 		return err
 	}
-	return c.writeFrame(FrameKeepalive, nil)
+	return c.writeFrame(frame.Keepalive, nil)
 }
 
-// Close closes the connection, unblocking any Read or Write. If the
-// handshake is complete, nothing failed, no Write is in progress and
-// CloseWrite has not been called, it first tries (for at most a second) to
-// send the authenticated close-write, so the peer sees a clean end.
+// Close closes the connection, unblocking any Read or Write. It sends
+// nothing: unless CloseWrite was called first, the peer's Read fails with
+// ErrTruncated instead of returning io.EOF, so a connection closed on an
+// error path never looks like a complete stream to the peer. Call
+// CloseWrite, not Close, to end a stream cleanly.
 func (c *Conn) Close() error {
 	if !c.closed.CompareAndSwap(false, true) {
 		return net.ErrClosed
-	}
-	if c.hsDone.Load() && !c.dead.Load() && c.out.mu.TryLock() {
-		if c.out.err == nil && !c.out.closed {
-			c.conn.SetWriteDeadline(time.Now().Add(closeNotifyTimeout))
-			if c.writeFrame(FrameCloseWrite, nil) == nil {
-				c.out.closed = true
-				c.releaseWriteBuf()
-			}
-		}
-		c.out.mu.Unlock()
 	}
 	return c.conn.Close()
 }

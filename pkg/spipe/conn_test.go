@@ -3,7 +3,6 @@ package spipe
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +13,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/spipe-dev/spipe/pkg/aead"
+	"github.com/spipe-dev/spipe/pkg/spipe/frame"
 )
 
 // exchange writes a to the client and b to the server at once, each side
@@ -74,12 +76,12 @@ func TestRoundTripSizes(t *testing.T) {
 
 func TestRoundTripEverySuiteAndOption(t *testing.T) {
 	k := newTestKey(t)
-	for _, suite := range AllSuites {
+	for _, suite := range aead.Suites() {
 		for _, pfs := range []bool{true, false} {
 			for _, pad := range []int{0, 512} {
 				name := fmt.Sprintf("%s/pfs=%v/pad=%d", suite, pfs, pad)
 				t.Run(name, func(t *testing.T) {
-					cfg := &Config{Keys: []*Key{k}, Suites: []Suite{suite}, DisableForwardSecrecy: !pfs, PadTo: pad}
+					cfg := &Config{Keys: []*Key{k}, Suites: []aead.Suite{suite}, ForwardSecrecy: policy(pfs), PadTo: pad}
 					cli, srv := connected(t, "tcp", cfg, cfg)
 					assert.Equal(t, suite, cli.ConnectionState().Suite)
 					assert.Equal(t, pfs, srv.ConnectionState().ForwardSecrecy)
@@ -113,7 +115,7 @@ func TestHalfClose(t *testing.T) {
 				assert.Equal(t, msg, got)
 				// The closed side can still read, the other can still write.
 				_, err = closer.Write([]byte("x"))
-				assert.ErrorIs(t, err, ErrWriteClosed)
+				assert.ErrorIs(t, err, errWriteClosed)
 				assert.NoError(t, closer.CloseWrite(), "CloseWrite twice is harmless")
 				reply := randomBytes(t, 3000)
 				go func() {
@@ -131,20 +133,38 @@ func TestHalfClose(t *testing.T) {
 	}
 }
 
-// TestCloseSendsAuthenticatedEnd: Close without CloseWrite still ends the
-// stream cleanly for the peer.
-func TestCloseSendsAuthenticatedEnd(t *testing.T) {
+// TestCloseWithoutCloseWriteIsTruncation: Close sends nothing, so a peer
+// that got no CloseWrite sees the data, then ErrTruncated, never a clean
+// end: a connection closed on an error path cannot pass for a complete
+// stream. With CloseWrite first, the same exchange ends in io.EOF.
+func TestCloseWithoutCloseWriteIsTruncation(t *testing.T) {
 	k := newTestKey(t)
 	cfg := &Config{Keys: []*Key{k}}
-	cli, srv := connected(t, "tcp", cfg, cfg)
-	_, err := cli.Write([]byte("bye"))
-	require.NoError(t, err)
+	for _, transport := range []string{"pipe", "tcp"} {
+		abandoned, srv := connected(t, transport, cfg, cfg)
+		go func() {
+			abandoned.Write([]byte("partial"))
+			abandoned.Close()
+		}()
+		got, err := io.ReadAll(srv)
+		assert.ErrorIs(t, err, ErrTruncated, transport)
+		assert.Equal(t, "partial", string(got), transport)
+
+		finished, srv := connected(t, transport, cfg, cfg)
+		go func() {
+			finished.Write([]byte("complete"))
+			finished.CloseWrite()
+			finished.Close()
+		}()
+		got, err = io.ReadAll(srv)
+		assert.NoError(t, err, transport)
+		assert.Equal(t, "complete", string(got), transport)
+	}
+
+	cli, _ := connected(t, "tcp", cfg, cfg)
 	require.NoError(t, cli.Close())
-	got, err := io.ReadAll(srv)
-	assert.NoError(t, err)
-	assert.Equal(t, "bye", string(got))
 	assert.ErrorIs(t, cli.Close(), net.ErrClosed)
-	_, err = cli.Write([]byte("x"))
+	_, err := cli.Write([]byte("x"))
 	assert.ErrorIs(t, err, net.ErrClosed)
 	_, err = cli.Read(make([]byte, 1))
 	assert.ErrorIs(t, err, net.ErrClosed)
@@ -174,8 +194,8 @@ func TestCloseUnblocksReadAndWrite(t *testing.T) {
 // TestReadTimeoutIsResumable: a Read that times out in the middle of a
 // frame continues it on the next Read.
 func TestReadTimeoutIsResumable(t *testing.T) {
-	recv, raw, seal := establishedReader(t, ChaCha20Poly1305, &Config{})
-	frame := seal.SealFrame(nil, 0, FrameData, []byte("hello, world"), 0)
+	recv, raw, seal := establishedReader(t, aead.ChaCha20Poly1305, &Config{})
+	frame := seal.Seal(nil, 0, frame.Data, []byte("hello, world"), 0)
 	rest := make(chan struct{})
 	go func() {
 		// One goroutine, so the two halves arrive in order.
@@ -186,7 +206,6 @@ func TestReadTimeoutIsResumable(t *testing.T) {
 	require.NoError(t, recv.SetReadDeadline(time.Now().Add(50*time.Millisecond)))
 	_, err := recv.Read(make([]byte, 100))
 	require.ErrorIs(t, err, os.ErrDeadlineExceeded)
-	assert.Equal(t, "timeout", ErrorClass(err))
 	require.NoError(t, recv.SetReadDeadline(time.Time{}))
 	close(rest)
 	buf := make([]byte, 100)
@@ -197,7 +216,14 @@ func TestReadTimeoutIsResumable(t *testing.T) {
 
 // establishedReader returns a Conn past its handshake reading from raw,
 // and the FrameCipher that seals what it expects.
-func establishedReader(t testing.TB, suite Suite, cfg *Config) (*Conn, net.Conn, *FrameCipher) {
+func establishedReader(t testing.TB, suite aead.Suite, cfg *Config) (*Conn, net.Conn, *frame.Cipher) {
+	c, raw, seal, _ := establishedReaderKey(t, suite, cfg)
+	return c, raw, seal
+}
+
+// establishedReaderKey is establishedReader that also returns the key the
+// Conn opens frames with.
+func establishedReaderKey(t testing.TB, suite aead.Suite, cfg *Config) (*Conn, net.Conn, *frame.Cipher, []byte) {
 	t.Helper()
 	a, b := pipePair(t)
 	cfg.Keys = []*Key{newTestKey(t)}
@@ -210,21 +236,21 @@ func establishedReader(t testing.TB, suite Suite, cfg *Config) (*Conn, net.Conn,
 		sendKey: randomBytes(t, 32), recvKey: append([]byte(nil), key...),
 	}))
 	c.hsDone.Store(true)
-	seal, err := NewFrameCipher(suite, key)
+	seal, err := frame.NewCipher(suite, key)
 	require.NoError(t, err)
-	return c, b, seal
+	return c, b, seal, key
 }
 
 func TestCounterExhaustion(t *testing.T) {
-	// Receiving: the frame after MaxFrameCounter fails.
-	recv, raw, seal := establishedReader(t, ChaCha20Poly1305, &Config{})
-	recv.in.counter = MaxFrameCounter
-	go raw.Write(seal.SealFrame(nil, MaxFrameCounter, FrameData, []byte("last"), 0))
+	// Receiving: the frame after frame.MaxCounter fails.
+	recv, raw, seal := establishedReader(t, aead.ChaCha20Poly1305, &Config{})
+	recv.in.counter = frame.MaxCounter
+	go raw.Write(seal.Seal(nil, frame.MaxCounter, frame.Data, []byte("last"), 0))
 	buf := make([]byte, 10)
 	n, err := recv.Read(buf)
 	require.NoError(t, err)
 	assert.Equal(t, "last", string(buf[:n]))
-	go raw.Write(seal.SealFrame(nil, 0, FrameData, []byte("wrapped"), 0))
+	go raw.Write(seal.Seal(nil, 0, frame.Data, []byte("wrapped"), 0))
 	n, err = recv.Read(buf)
 	assert.Zero(t, n)
 	assert.ErrorIs(t, err, ErrCounterExhausted)
@@ -233,8 +259,8 @@ func TestCounterExhaustion(t *testing.T) {
 	k := newTestKey(t)
 	cfg := &Config{Keys: []*Key{k}}
 	cli, srv := connected(t, "tcp", cfg, cfg)
-	cli.out.counter = MaxFrameCounter
-	srv.in.counter = MaxFrameCounter
+	cli.out.counter = frame.MaxCounter
+	srv.in.counter = frame.MaxCounter
 	_, err = cli.Write([]byte("last"))
 	require.NoError(t, err)
 	n, err = srv.Read(buf)
@@ -242,14 +268,13 @@ func TestCounterExhaustion(t *testing.T) {
 	assert.Equal(t, "last", string(buf[:n]))
 	_, err = cli.Write([]byte("more"))
 	assert.ErrorIs(t, err, ErrCounterExhausted)
-	assert.Equal(t, "counter_exhausted", ErrorClass(err))
 }
 
 // TestOversizeHeaderFailsBeforeReadingPayload: a header announcing more
 // than the limit fails at once, without waiting for the payload.
 func TestOversizeHeaderFailsBeforeReadingPayload(t *testing.T) {
-	recv, raw, _ := establishedReader(t, ChaCha20Poly1305, &Config{MaxPayload: 4096})
-	go raw.Write([]byte{byte(FrameData), 0, 0x10, 0x01}) // 4097, and nothing after
+	recv, raw, _ := establishedReader(t, aead.ChaCha20Poly1305, &Config{MaxPayload: 4096})
+	go raw.Write([]byte{0, 0x10, 0x01}) // 4097, and nothing after
 	done := make(chan error, 1)
 	go func() { _, err := recv.Read(make([]byte, 10)); done <- err }()
 	select {
@@ -264,11 +289,11 @@ func TestOversizeHeaderFailsBeforeReadingPayload(t *testing.T) {
 }
 
 func TestUnknownFrameTypeIsFatal(t *testing.T) {
-	recv, raw, seal := establishedReader(t, XSalsa20Poly1305, &Config{})
+	recv, raw, seal, key := establishedReaderKey(t, aead.XSalsa20Poly1305, &Config{})
 	go func() {
-		raw.Write(seal.SealFrame(nil, 0, FrameKeepalive, nil, 0))
-		raw.Write(seal.SealFrame(nil, 1, FrameData, []byte("ok"), 0))
-		raw.Write(seal.SealFrame(nil, 2, FrameType(0x7f), []byte("??"), 0))
+		raw.Write(seal.Seal(nil, 0, frame.Keepalive, nil, 0))
+		raw.Write(seal.Seal(nil, 1, frame.Data, []byte("ok"), 0))
+		raw.Write(sealInner(t, aead.XSalsa20Poly1305, key, 2, []byte{'?', '?', 0x7f}))
 	}()
 	got, err := io.ReadAll(recv)
 	assert.Equal(t, "ok", string(got))
@@ -347,7 +372,7 @@ func TestListenAndDial(t *testing.T) {
 			go func() {
 				defer c.Close()
 				sc := c.(*Conn)
-				if sc.Handshake(context.Background()) != nil {
+				if sc.Handshake() != nil {
 					return
 				}
 				io.Copy(sc, sc) // echo
@@ -356,14 +381,20 @@ func TestListenAndDial(t *testing.T) {
 		}
 	}()
 	ctx := context.Background()
-	c, err := Dial(ctx, "tcp", ln.Addr().String(), &Config{Keys: []*Key{k}})
+	d := &Dialer{Config: &Config{Keys: []*Key{k}}}
+	nc, err := d.DialContext(ctx, "tcp", ln.Addr().String())
 	require.NoError(t, err)
+	c := nc.(*Conn)
+	assert.True(t, c.ConnectionState().HandshakeComplete, "DialContext returns a Conn past its handshake")
 	defer c.Close()
 	exchangeEcho(t, c, randomBytes(t, 300_000))
 
-	_, err = Dial(ctx, "tcp", ln.Addr().String(), &Config{Keys: []*Key{newTestKey(t)}})
+	_, err = Dial("tcp", ln.Addr().String(), &Config{Keys: []*Key{newTestKey(t)}})
 	assert.ErrorIs(t, err, ErrTruncated, "a wrong key sees the server close")
-	_, err = Dial(ctx, "tcp", ln.Addr().String(), &Config{})
+	assert.ErrorContains(t, err, "wrong key or context", "the client names the likely causes")
+	_, err = Dial("tcp", ln.Addr().String(), &Config{Keys: []*Key{k}, Context: "another tunnel"})
+	assert.ErrorIs(t, err, ErrTruncated, "a wrong context fails as a wrong key does")
+	_, err = Dial("tcp", ln.Addr().String(), &Config{})
 	assert.Error(t, err, "an invalid config fails before dialing")
 	_, err = Listen("tcp", "127.0.0.1:0", &Config{})
 	assert.Error(t, err)
@@ -377,26 +408,6 @@ func exchangeEcho(t *testing.T, c *Conn, msg []byte) {
 	got, err := io.ReadAll(c)
 	require.NoError(t, err)
 	assert.Equal(t, msg, got)
-}
-
-func TestErrorClass(t *testing.T) {
-	for err, class := range map[error]string{
-		nil: "",
-		fmt.Errorf("spipe: read: %w", ErrTampered): "tampered",
-		ErrTruncated:                   "truncated",
-		ErrFrameTooLarge:               "frame_too_large",
-		ErrMalformedFrame:              "malformed_frame",
-		ErrMalformedHandshake:          "malformed_handshake",
-		ErrNoSharedSuite:               "suite",
-		ErrForwardSecrecyRequired:      "pfs_required",
-		ErrWriteClosed:                 "write_closed",
-		io.EOF:                         "eof",
-		net.ErrClosed:                  "closed",
-		errors.New("connection reset"): "io",
-		&net.OpError{Err: os.ErrDeadlineExceeded}: "timeout",
-	} {
-		assert.Equal(t, class, ErrorClass(err), "%v", err)
-	}
 }
 
 // TestWriteTimeoutIsFatalForWriting: a Write that times out (nobody reads
@@ -454,8 +465,8 @@ func TestConcurrentReadWriteClose(t *testing.T) {
 // Write and the matching Reads on the other end allocate nothing.
 func TestSteadyStateAllocatesNothing(t *testing.T) {
 	k := newTestKey(t)
-	for _, suite := range []Suite{ChaCha20Poly1305, XSalsa20Poly1305} {
-		cfg := &Config{Keys: []*Key{k}, Suites: []Suite{suite}}
+	for _, suite := range []aead.Suite{aead.ChaCha20Poly1305, aead.XSalsa20Poly1305} {
+		cfg := &Config{Keys: []*Key{k}, Suites: []aead.Suite{suite}}
 		cli, srv := connected(t, "tcp", cfg, cfg)
 		wbuf, rbuf := make([]byte, 16<<10), make([]byte, 16<<10)
 		roundTrip := func() {
@@ -469,4 +480,23 @@ func TestSteadyStateAllocatesNothing(t *testing.T) {
 		roundTrip() // allocate both ends' buffers
 		assert.Zero(t, testing.AllocsPerRun(50, roundTrip), suite.String())
 	}
+}
+
+// TestPaddingHidesFrameTypes: with padding on, a short write, a keepalive
+// and the authenticated end of the stream are frames of the same size on
+// the wire, so an observer cannot tell where the stream ends.
+func TestPaddingHidesFrameTypes(t *testing.T) {
+	k := newTestKey(t)
+	cfg := &Config{Keys: []*Key{k}, PadTo: 256}
+	cli, srv, sent := payloadPair(t, cfg, cfg)
+	go func() {
+		cli.Write([]byte("x"))
+		cli.SendKeepalive()
+		cli.Write(make([]byte, 255))
+		cli.CloseWrite()
+	}()
+	got, err := io.ReadAll(srv)
+	require.NoError(t, err)
+	assert.Len(t, got, 256)
+	assert.Equal(t, []int{256, 256, 256, 256}, sent(), "data, keepalive, data, close-write")
 }

@@ -2,12 +2,14 @@ package spipe
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"net"
 	"testing"
 	"time"
+
+	"github.com/spipe-dev/spipe/pkg/aead"
+	"github.com/spipe-dev/spipe/pkg/spipe/frame"
 )
 
 // The fuzz targets in fuzz_test.go feed bytes that do not hold the key, so
@@ -17,6 +19,9 @@ import (
 // gets explored.
 
 var keyholderPSK = [32]byte{5, 4, 3, 2, 1}
+
+// keyholderIPSK is the key that MACs the keyholder's hellos (no context).
+var keyholderIPSK = importKey(&keyholderPSK, "")
 
 // helloSeeds are valid hello bodies of type typ, with and without an
 // ephemeral key.
@@ -28,7 +33,7 @@ func helloSeeds(f *testing.F, typ byte) {
 			f.Fatal(err)
 		}
 		if typ == msgServerHello {
-			h.suite = ChaCha20Poly1305
+			h.suite = byte(aead.ChaCha20Poly1305)
 		}
 		var b [helloSize]byte
 		h.marshal(&b)
@@ -51,7 +56,7 @@ func FuzzClientHandshakeKeyholder(f *testing.F) {
 	helloSeeds(f, msgServerHello)
 	f.Fuzz(func(t *testing.T, in []byte, pfs bool) {
 		body := asBody(in)
-		cfg := &Config{Keys: []*Key{{psk: keyholderPSK}}, DisableForwardSecrecy: !pfs, HandshakeTimeout: 2 * time.Second}
+		cfg := &Config{Keys: []*Key{{psk: keyholderPSK}}, ForwardSecrecy: policy(pfs), HandshakeTimeout: 2 * time.Second}
 		a, b := net.Pipe()
 		done := make(chan struct{})
 		go func() {
@@ -62,14 +67,14 @@ func FuzzClientHandshakeKeyholder(f *testing.F) {
 				return
 			}
 			copy(s1[:], body)
-			helloMAC(s1[helloBody:], &keyholderPSK, c1[:], s1[:helloBody])
+			helloMAC(s1[helloBody:], &keyholderIPSK, c1[:], s1[:helloBody])
 			if _, err := b.Write(s1[:]); err != nil {
 				return
 			}
 			_, _ = io.Copy(io.Discard, b)
 		}()
 		c := Client(a, cfg)
-		err := c.Handshake(context.Background())
+		err := c.Handshake()
 		c.Close()
 		<-done
 		if err != nil {
@@ -83,8 +88,8 @@ func FuzzClientHandshakeKeyholder(f *testing.F) {
 		if suiteMask(s.suites)&(1<<st.Suite) == 0 {
 			t.Fatalf("accepted suite %v the client did not offer", st.Suite)
 		}
-		if st.MaxPayload < MinPayloadLimit || st.MaxPayload > s.maxPayload {
-			t.Fatalf("send limit %d outside [%d, %d]", st.MaxPayload, MinPayloadLimit, s.maxPayload)
+		if st.MaxPayload < minPayload || st.MaxPayload > s.maxPayload {
+			t.Fatalf("send limit %d outside [%d, %d]", st.MaxPayload, minPayload, s.maxPayload)
 		}
 		if st.ForwardSecrecy && !pfs {
 			t.Fatal("forward secrecy the client did not ask for")
@@ -101,7 +106,11 @@ func FuzzServerHandshakeKeyholder(f *testing.F) {
 	helloSeeds(f, msgClientHello)
 	f.Fuzz(func(t *testing.T, in []byte, requirePFS bool) {
 		body := asBody(in)
-		cfg := &Config{Keys: []*Key{{psk: [32]byte{9}}, {psk: keyholderPSK}}, RequireForwardSecrecy: requirePFS,
+		fs := ForwardSecrecyPreferred
+		if requirePFS {
+			fs = ForwardSecrecyRequired
+		}
+		cfg := &Config{Keys: []*Key{{psk: [32]byte{9}}, {psk: keyholderPSK}}, ForwardSecrecy: fs,
 			HandshakeTimeout: 2 * time.Second}
 		a, b := net.Pipe()
 		answered := make(chan bool, 1)
@@ -109,7 +118,7 @@ func FuzzServerHandshakeKeyholder(f *testing.F) {
 			defer b.Close()
 			var c1 [helloSize]byte
 			copy(c1[:], body)
-			helloMAC(c1[helloBody:], &keyholderPSK, nil, c1[:helloBody])
+			helloMAC(c1[helloBody:], &keyholderIPSK, nil, c1[:helloBody])
 			if _, err := b.Write(c1[:]); err != nil {
 				answered <- false
 				return
@@ -125,7 +134,7 @@ func FuzzServerHandshakeKeyholder(f *testing.F) {
 			_, _ = b.Write(fin)
 		}()
 		c := Server(a, cfg)
-		err := c.Handshake(context.Background())
+		err := c.Handshake()
 		c.Close()
 		ok := <-answered
 		if err == nil {
@@ -135,57 +144,56 @@ func FuzzServerHandshakeKeyholder(f *testing.F) {
 			t.Fatalf("after its ServerHello the server failed with %v, want an authentication failure", err)
 		}
 		if !ok && !errors.Is(err, ErrMalformedHandshake) && !errors.Is(err, ErrVersion) &&
-			!errors.Is(err, ErrNoSharedSuite) && !errors.Is(err, ErrForwardSecrecyRequired) {
+			!errors.Is(err, ErrNoSharedSuite) && !errors.Is(err, ErrForwardSecrecyRequired) &&
+			!errors.Is(err, ErrUnsupportedMode) {
 			t.Fatalf("server refused ClientHello %x with %v", body, err)
 		}
 	})
 }
 
 // FuzzFrameReaderKeyholder: frames sealed under the session key (so they
-// pass the tag) with arbitrary type bytes, padding flags and payloads. The
-// reader must deliver exactly what the protocol says those frames carry,
-// and stop with ErrMalformedFrame, io.EOF or ErrTruncated where the
-// protocol says so. The input is a list of (type, length, payload) records.
+// pass the tag) with arbitrary inner plaintexts. The reader must deliver
+// exactly what the protocol says those frames carry (section 4: the type is
+// the last non-zero byte, the data everything before it) and stop with
+// ErrMalformedFrame, io.EOF or ErrTruncated where the protocol says so.
+// The input is a list of (length, inner plaintext) records.
 func FuzzFrameReaderKeyholder(f *testing.F) {
-	f.Add([]byte{1, 3, 'a', 'b', 'c', 3, 0, 2, 0}, uint16(7))
-	f.Add([]byte{0x81, 6, 0, 0, 2, 'h', 'i', 0, 2, 0}, uint16(1))
-	f.Add([]byte{0x81, 2, 0, 0, 1, 0}, uint16(100))
-	f.Add([]byte{4, 0}, uint16(3))
-	f.Add([]byte{1, 1, 'x'}, uint16(3))
+	f.Add([]byte{4, 'a', 'b', 'c', 1, 1, 2}, uint16(7))
+	f.Add([]byte{6, 'h', 'i', 0, 1, 0, 0, 1, 2}, uint16(1))
+	f.Add([]byte{2, 0, 0}, uint16(100))
+	f.Add([]byte{2, 'x', 4}, uint16(3))
+	f.Add([]byte{2, 'x', 3}, uint16(3))
+	f.Add([]byte{1, 3, 3, 0, 0, 1, 'x'}, uint16(3))
 	f.Fuzz(func(t *testing.T, records []byte, readSize uint16) {
 		key := bytes.Repeat([]byte{0x42}, 32)
-		seal, err := NewFrameCipher(ChaCha20Poly1305, key)
-		if err != nil {
-			t.Fatal(err)
-		}
 		// The stream, and what the protocol says a reader gets from it.
 		var stream, want []byte
 		var wantErr error = ErrTruncated
 		decided := false
-		for i := uint64(0); len(records) >= 2; i++ {
-			typ, n := records[0], int(records[1])
-			records = records[2:]
-			n = min(n, len(records))
-			payload := records[:n]
-			records = records[n:]
-			stream = seal.SealFrame(stream, i, FrameType(typ), payload, 0)
+		for i := uint64(0); len(records) >= 1; i++ {
+			n := min(int(records[0]), len(records)-1)
+			inner := records[1 : 1+n]
+			records = records[1+n:]
+			stream = append(stream, sealInner(t, aead.ChaCha20Poly1305, key, i, inner)...)
 			if decided {
 				continue
 			}
-			data := payload
-			if typ&framePadded != 0 {
-				if len(payload) < padPrefix || get24(payload) > len(payload)-padPrefix {
-					wantErr, decided = ErrMalformedFrame, true
-					continue
-				}
-				data = payload[padPrefix:][:get24(payload)]
+			end := len(inner)
+			for end > 0 && inner[end-1] == 0 {
+				end--
 			}
-			switch FrameType(typ &^ framePadded) {
-			case FrameData:
+			if end == 0 {
+				wantErr, decided = ErrMalformedFrame, true
+				continue
+			}
+			switch typ, data := frame.Type(inner[end-1]), inner[:end-1]; {
+			case typ == frame.Data:
 				want = append(want, data...)
-			case FrameCloseWrite:
+			case (typ == frame.CloseWrite || typ == frame.Keepalive) && len(data) > 0:
+				wantErr, decided = ErrMalformedFrame, true
+			case typ == frame.CloseWrite:
 				wantErr, decided = io.EOF, true
-			case FrameKeepalive:
+			case typ == frame.Keepalive:
 			default:
 				wantErr, decided = ErrMalformedFrame, true
 			}
@@ -200,13 +208,14 @@ func FuzzFrameReaderKeyholder(f *testing.F) {
 		c := Server(a, &Config{Keys: []*Key{{}}})
 		s, _ := c.config.settings()
 		if err := c.install(s, &handshakeResult{
-			suite: ChaCha20Poly1305, sendLimit: s.maxPayload,
-			sendKey: make([]byte, 32), recvKey: key,
+			suite: aead.ChaCha20Poly1305, sendLimit: s.maxPayload,
+			sendKey: make([]byte, 32), recvKey: append([]byte(nil), key...),
 		}); err != nil {
 			t.Fatal(err)
 		}
 		c.hsDone.Store(true)
 		var got []byte
+		var err error
 		buf := make([]byte, 1+int(readSize)%300)
 		for {
 			var n int

@@ -8,21 +8,24 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/spipe-dev/spipe/pkg/aead"
 )
 
 // handshakeResult is what a completed handshake hands to the record layer.
 type handshakeResult struct {
-	suite          Suite
+	suite          aead.Suite
 	forwardSecrecy bool
 	keyIndex       int
+	mode           byte
 	sendLimit      int // min(own MaxPayload, peer's)
 	sendKey        []byte
 	recvKey        []byte
 }
 
-// readMessage reads one handshake message of n bytes into b, checking the
-// version byte first so a peer speaking another version is named as such
-// even if its messages have another length.
+// readMessage reads one handshake message into b, checking the version
+// byte first so a peer speaking another version is named as such even if
+// its messages have another length.
 func readMessage(r io.Reader, b []byte) error {
 	if _, err := io.ReadFull(r, b[:1]); err != nil {
 		return readErr(err)
@@ -44,17 +47,33 @@ func readErr(err error) error {
 	return err
 }
 
+// randReader is crypto/rand unless the settings replace it (tests).
+func (s *settings) randReader() io.Reader {
+	if s.rand != nil {
+		return s.rand
+	}
+	return rand.Reader
+}
+
 // newHello returns a hello of type typ with a fresh nonce and, if
-// ephemeral, a fresh X25519 key pair (the private half is returned).
+// ephemeral, a fresh X25519 key pair (the private half is returned). The
+// private key is 32 bytes from the random source taken as an X25519
+// scalar, so a fixed source gives a reproducible transcript.
 func newHello(typ byte, s *settings, ephemeral bool) (*hello, *ecdh.PrivateKey, error) {
-	h := &hello{typ: typ, suites: suiteMask(s.suites), maxPayload: uint32(s.maxPayload)}
-	if _, err := rand.Read(h.nonce[:]); err != nil {
-		return nil, nil, err
+	h := &hello{typ: typ, mode: s.mode, suites: suiteMask(s.suites), maxPayload: uint32(s.maxPayload)}
+	r := s.randReader()
+	if _, err := io.ReadFull(r, h.nonce[:]); err != nil {
+		return nil, nil, fmt.Errorf("reading random nonce: %w", err)
 	}
 	if !ephemeral {
 		return h, nil, nil
 	}
-	priv, err := ecdh.X25519().GenerateKey(rand.Reader)
+	var scalar [32]byte
+	defer clear(scalar[:])
+	if _, err := io.ReadFull(r, scalar[:]); err != nil {
+		return nil, nil, fmt.Errorf("reading random key: %w", err)
+	}
+	priv, err := ecdh.X25519().NewPrivateKey(scalar[:])
 	if err != nil {
 		return nil, nil, err
 	}
@@ -80,7 +99,8 @@ func x25519(priv *ecdh.PrivateKey, peer *[pubKeySize]byte) ([]byte, error) {
 // clientHandshake runs the client side: send ClientHello, read and verify
 // ServerHello, derive keys, send ClientFinished.
 func clientHandshake(rw io.ReadWriter, s *settings) (*handshakeResult, error) {
-	psk := &s.keys[0].psk
+	ipsk := importKey(&s.keys[0].psk, s.context)
+	defer clear(ipsk[:])
 	ch, priv, err := newHello(msgClientHello, s, s.pfs)
 	if err != nil {
 		return nil, err
@@ -88,17 +108,20 @@ func clientHandshake(rw io.ReadWriter, s *settings) (*handshakeResult, error) {
 	var transcript [2 * helloSize]byte
 	c1 := (*[helloSize]byte)(transcript[:helloSize])
 	ch.marshal(c1)
-	helloMAC(c1[helloBody:], psk, nil, c1[:helloBody])
+	helloMAC(c1[helloBody:], &ipsk, nil, c1[:helloBody])
 	if _, err := rw.Write(c1[:]); err != nil {
 		return nil, err
 	}
 
 	s1 := transcript[helloSize:]
 	if err := readMessage(rw, s1); err != nil {
+		if errors.Is(err, ErrTruncated) {
+			return nil, errServerClosed
+		}
 		return nil, err
 	}
 	var want [macSize]byte
-	helloMAC(want[:], psk, c1[:], s1[:helloBody])
+	helloMAC(want[:], &ipsk, c1[:], s1[:helloBody])
 	if subtle.ConstantTimeCompare(want[:], s1[helloBody:]) != 1 {
 		return nil, ErrAuthentication
 	}
@@ -106,15 +129,18 @@ func clientHandshake(rw io.ReadWriter, s *settings) (*handshakeResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if suiteMask(s.suites)&(1<<sh.suite) == 0 {
-		return nil, fmt.Errorf("%w: server chose %s, not offered", ErrMalformedHandshake, sh.suite)
+	switch {
+	case suiteMask(s.suites)&(1<<sh.suite) == 0:
+		return nil, fmt.Errorf("%w: server chose suite %d, not offered", ErrMalformedHandshake, sh.suite)
+	case sh.mode != ch.mode:
+		return nil, fmt.Errorf("%w: server answered mode %d to mode %d", ErrMalformedHandshake, sh.mode, ch.mode)
+	case sh.flags&^ch.flags != 0:
+		return nil, fmt.Errorf("%w: server set flags %#x the client did not", ErrMalformedHandshake, sh.flags&^ch.flags)
 	}
-	res := &handshakeResult{suite: sh.suite, sendLimit: min(s.maxPayload, int(sh.maxPayload))}
+	res := &handshakeResult{suite: aead.Suite(sh.suite), mode: sh.mode, sendLimit: min(s.maxPayload, int(sh.maxPayload))}
 
 	var shared []byte
 	switch {
-	case sh.flags&flagEphemeral != 0 && priv == nil:
-		return nil, fmt.Errorf("%w: ephemeral key not asked for", ErrMalformedHandshake)
 	case sh.flags&flagEphemeral != 0:
 		if shared, err = x25519(priv, &sh.pub); err != nil {
 			return nil, err
@@ -126,7 +152,7 @@ func clientHandshake(rw io.ReadWriter, s *settings) (*handshakeResult, error) {
 	}
 
 	th := sha256.Sum256(transcript[:])
-	keys, err := deriveKeys(psk, shared, th[:])
+	keys, err := deriveKeys(&ipsk, shared, th[:])
 	if err != nil {
 		return nil, err
 	}
@@ -143,16 +169,22 @@ func clientHandshake(rw io.ReadWriter, s *settings) (*handshakeResult, error) {
 }
 
 // serverHandshake runs the server side: read ClientHello and find its key,
-// choose suite and forward secrecy, send ServerHello, derive keys, verify
-// ClientFinished. It returns only once the client has proven the key.
+// choose mode, suite and forward secrecy, send ServerHello, derive keys,
+// verify ClientFinished. It returns only once the client has proven the
+// key.
 func serverHandshake(rw io.ReadWriter, s *settings) (*handshakeResult, error) {
 	var transcript [2 * helloSize]byte
 	c1 := transcript[:helloSize]
 	if err := readMessage(rw, c1); err != nil {
 		return nil, err
 	}
-	psk, index, ok := matchClientKey(s.keys, c1[:helloBody], c1[helloBody:])
-	defer clear(psk[:])
+	ipsks := make([][32]byte, len(s.keys))
+	defer clear(ipsks)
+	for i, k := range s.keys {
+		ipsks[i] = importKey(&k.psk, s.context)
+	}
+	ipsk, index, ok := matchClientKey(ipsks, c1[:helloBody], c1[helloBody:])
+	defer clear(ipsk[:])
 	if !ok {
 		return nil, ErrAuthentication
 	}
@@ -160,11 +192,14 @@ func serverHandshake(rw io.ReadWriter, s *settings) (*handshakeResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ch.mode != modeStream {
+		return nil, fmt.Errorf("%w: mode %d", ErrUnsupportedMode, ch.mode)
+	}
 	offered := ch.flags&flagEphemeral != 0
 	if !offered && s.requirePFS {
 		return nil, ErrForwardSecrecyRequired
 	}
-	var suite Suite
+	var suite aead.Suite
 	for _, su := range s.suites {
 		if ch.suites&(1<<su) != 0 {
 			suite = su
@@ -179,11 +214,12 @@ func serverHandshake(rw io.ReadWriter, s *settings) (*handshakeResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	sh.suite = suite
+	sh.suite = byte(suite)
+	sh.mode = ch.mode
 	s1 := (*[helloSize]byte)(transcript[helloSize:])
 	sh.marshal(s1)
-	helloMAC(s1[helloBody:], &psk, c1, s1[:helloBody])
-	res := &handshakeResult{suite: suite, keyIndex: index, sendLimit: min(s.maxPayload, int(ch.maxPayload))}
+	helloMAC(s1[helloBody:], &ipsk, c1, s1[:helloBody])
+	res := &handshakeResult{suite: suite, keyIndex: index, mode: ch.mode, sendLimit: min(s.maxPayload, int(ch.maxPayload))}
 
 	var shared []byte
 	if priv != nil {
@@ -198,7 +234,7 @@ func serverHandshake(rw io.ReadWriter, s *settings) (*handshakeResult, error) {
 	}
 
 	th := sha256.Sum256(transcript[:])
-	keys, err := deriveKeys(&psk, shared, th[:])
+	keys, err := deriveKeys(&ipsk, shared, th[:])
 	if err != nil {
 		return nil, err
 	}

@@ -3,11 +3,15 @@ package spipe
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/spipe-dev/spipe/pkg/spipe/frame"
 )
 
 // Version is the protocol version this package speaks: the first byte of
-// every handshake message.
-const Version = 1
+// every handshake message. Version 2 is the frozen wire format; later
+// features are negotiated inside it (the hello's mode and flags), not by a
+// new version.
+const Version = 2
 
 // Handshake message types (byte 1 of each message).
 const (
@@ -16,26 +20,45 @@ const (
 	msgClientFinished = 3
 )
 
-// Hello flags (byte 2).
-const flagEphemeral = 1 // an X25519 public key is present
+// Hello flags (byte 2). A server ignores ClientHello bits it does not know,
+// so an optional feature can be offered to servers that predate it; a
+// ServerHello sets only bits the client set and this version defines.
+const (
+	flagEphemeral = 1 // an X25519 public key is present
+	knownFlags    = flagEphemeral
+)
+
+// Modes (byte 3): what runs over the stream once the handshake is done.
+// The client asks for one; the server runs it or refuses the connection.
+const (
+	modeStream = 1 // one byte stream, half-closable (the only mode of this version)
+)
 
 // Sizes of the handshake messages; see docs/PROTOCOL.md for the layout.
 const (
 	nonceSize   = 32
 	pubKeySize  = 32
 	macSize     = 32
-	helloBody   = 10 + nonceSize + pubKeySize // everything the MAC covers
-	helloSize   = helloBody + macSize         // 106
+	helloBody   = 11 + nonceSize + pubKeySize // everything the MAC covers
+	helloSize   = helloBody + macSize         // 107
 	finishedLen = 2 + macSize                 // 34
+)
+
+// The largest and smallest frame payload (inner plaintext) a side may
+// announce.
+const (
+	minPayload = 64
+	maxPayload = frame.MaxPayload
 )
 
 // hello is a ClientHello or ServerHello.
 type hello struct {
 	typ        byte
 	flags      byte
-	suite      Suite  // the server's choice; 0 in a ClientHello
+	mode       byte
+	suite      byte   // the server's choice; 0 in a ClientHello
 	suites     uint16 // bit s set: the sender accepts suite s
-	maxPayload uint32 // the largest frame payload the sender accepts
+	maxPayload uint32 // the largest inner plaintext the sender accepts
 	nonce      [nonceSize]byte
 	pub        [pubKeySize]byte // zero unless flags&flagEphemeral
 }
@@ -45,15 +68,19 @@ func (h *hello) marshal(b *[helloSize]byte) {
 	b[0] = Version
 	b[1] = h.typ
 	b[2] = h.flags
-	b[3] = byte(h.suite)
-	binary.BigEndian.PutUint16(b[4:6], h.suites)
-	binary.BigEndian.PutUint32(b[6:10], h.maxPayload)
-	copy(b[10:10+nonceSize], h.nonce[:])
-	copy(b[10+nonceSize:helloBody], h.pub[:])
+	b[3] = h.mode
+	b[4] = h.suite
+	binary.BigEndian.PutUint16(b[5:7], h.suites)
+	binary.BigEndian.PutUint32(b[7:11], h.maxPayload)
+	copy(b[11:11+nonceSize], h.nonce[:])
+	copy(b[11+nonceSize:helloBody], h.pub[:])
 }
 
-// parseHello decodes an authenticated hello of type want. It checks the
-// structure only; the caller has verified the MAC.
+// parseHello decodes an authenticated hello of type want and checks its
+// structure (docs/PROTOCOL.md 2.5, step 3); the caller has verified the
+// MAC. A ClientHello's unknown flag bits are cleared here: a server
+// ignores them. Negotiation (suite, mode, forward secrecy) is the
+// caller's.
 func parseHello(b []byte, want byte) (*hello, error) {
 	if len(b) != helloSize {
 		return nil, fmt.Errorf("%w: hello of %d bytes", ErrMalformedHandshake, len(b))
@@ -64,27 +91,33 @@ func parseHello(b []byte, want byte) (*hello, error) {
 	h := &hello{
 		typ:        b[1],
 		flags:      b[2],
-		suite:      Suite(b[3]),
-		suites:     binary.BigEndian.Uint16(b[4:6]),
-		maxPayload: binary.BigEndian.Uint32(b[6:10]),
+		mode:       b[3],
+		suite:      b[4],
+		suites:     binary.BigEndian.Uint16(b[5:7]),
+		maxPayload: binary.BigEndian.Uint32(b[7:11]),
 	}
-	copy(h.nonce[:], b[10:10+nonceSize])
-	copy(h.pub[:], b[10+nonceSize:helloBody])
+	copy(h.nonce[:], b[11:11+nonceSize])
+	copy(h.pub[:], b[11+nonceSize:helloBody])
+	if want == msgClientHello {
+		h.flags &= knownFlags
+	}
 	switch {
 	case h.typ != want:
 		return nil, fmt.Errorf("%w: message type %d, want %d", ErrMalformedHandshake, h.typ, want)
-	case h.flags&^flagEphemeral != 0:
+	case h.flags&^knownFlags != 0:
 		return nil, fmt.Errorf("%w: unknown flags %#x", ErrMalformedHandshake, h.flags)
 	case h.flags&flagEphemeral == 0 && h.pub != [pubKeySize]byte{}:
 		return nil, fmt.Errorf("%w: public key without its flag", ErrMalformedHandshake)
-	case h.maxPayload < MinPayloadLimit || h.maxPayload > MaxPayloadLimit:
+	case h.mode == 0:
+		return nil, fmt.Errorf("%w: mode 0", ErrMalformedHandshake)
+	case h.maxPayload < minPayload || h.maxPayload > maxPayload:
 		return nil, fmt.Errorf("%w: max payload %d", ErrMalformedHandshake, h.maxPayload)
 	case h.suites&1 != 0 || h.suites == 0:
 		return nil, fmt.Errorf("%w: suite mask %#x", ErrMalformedHandshake, h.suites)
 	case want == msgClientHello && h.suite != 0:
 		return nil, fmt.Errorf("%w: client chose a suite", ErrMalformedHandshake)
-	case want == msgServerHello && (h.suite > 15 || h.suites&(1<<h.suite) == 0):
-		return nil, fmt.Errorf("%w: server chose a suite it does not accept", ErrMalformedHandshake)
+	case want == msgServerHello && (h.suite == 0 || h.suite > 15 || h.suites&(1<<h.suite) == 0):
+		return nil, fmt.Errorf("%w: server chose suite %d, not in its own mask", ErrMalformedHandshake, h.suite)
 	}
 	return h, nil
 }

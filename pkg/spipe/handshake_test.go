@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/spipe-dev/spipe/pkg/aead"
 )
 
 // runHandshakes runs both ends' handshakes and returns their errors.
@@ -18,8 +20,8 @@ func runHandshakes(t testing.TB, cli, srv *Conn) (cerr, serr error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	errc := make(chan error, 1)
-	go func() { errc <- cli.Handshake(ctx) }()
-	serr = srv.Handshake(ctx)
+	go func() { errc <- cli.HandshakeContext(ctx) }()
+	serr = srv.HandshakeContext(ctx)
 	cerr = <-errc
 	return cerr, serr
 }
@@ -29,27 +31,27 @@ func TestHandshakeNegotiation(t *testing.T) {
 	cases := []struct {
 		name           string
 		client, server Config
-		suite          Suite
+		suite          aead.Suite
 		pfs            bool
 		cerr, serr     error
 	}{
-		{name: "defaults", suite: ChaCha20Poly1305, pfs: true},
-		{name: "server order wins", client: Config{Suites: []Suite{XSalsa20Poly1305, ChaCha20Poly1305}},
-			server: Config{Suites: []Suite{ChaCha20Poly1305, XSalsa20Poly1305}}, suite: ChaCha20Poly1305, pfs: true},
-		{name: "server prefers xsalsa", server: Config{Suites: []Suite{XSalsa20Poly1305, ChaCha20Poly1305}}, suite: XSalsa20Poly1305, pfs: true},
-		{name: "reduced only if client lists it", server: Config{Suites: []Suite{ChaCha8Poly1305, ChaCha20Poly1305}},
-			suite: ChaCha20Poly1305, pfs: true},
-		{name: "reduced when both list it", client: Config{Suites: []Suite{ChaCha20Poly1305, ChaCha8Poly1305}},
-			server: Config{Suites: []Suite{ChaCha8Poly1305, ChaCha20Poly1305}}, suite: ChaCha8Poly1305, pfs: true},
-		{name: "no shared suite", client: Config{Suites: []Suite{ChaCha12Poly1305}},
+		{name: "defaults", suite: aead.ChaCha20Poly1305, pfs: true},
+		{name: "server order wins", client: Config{Suites: []aead.Suite{aead.XSalsa20Poly1305, aead.ChaCha20Poly1305}},
+			server: Config{Suites: []aead.Suite{aead.ChaCha20Poly1305, aead.XSalsa20Poly1305}}, suite: aead.ChaCha20Poly1305, pfs: true},
+		{name: "server prefers xsalsa", server: Config{Suites: []aead.Suite{aead.XSalsa20Poly1305, aead.ChaCha20Poly1305}}, suite: aead.XSalsa20Poly1305, pfs: true},
+		{name: "reduced only if client lists it", server: Config{Suites: []aead.Suite{aead.ChaCha8Poly1305, aead.ChaCha20Poly1305}},
+			suite: aead.ChaCha20Poly1305, pfs: true},
+		{name: "reduced when both list it", client: Config{Suites: []aead.Suite{aead.ChaCha20Poly1305, aead.ChaCha8Poly1305}},
+			server: Config{Suites: []aead.Suite{aead.ChaCha8Poly1305, aead.ChaCha20Poly1305}}, suite: aead.ChaCha8Poly1305, pfs: true},
+		{name: "no shared suite", client: Config{Suites: []aead.Suite{aead.ChaCha12Poly1305}},
 			cerr: ErrTruncated, serr: ErrNoSharedSuite},
-		{name: "client pfs off", client: Config{DisableForwardSecrecy: true}, suite: ChaCha20Poly1305},
-		{name: "server pfs off", server: Config{DisableForwardSecrecy: true}, suite: ChaCha20Poly1305},
-		{name: "both pfs off", client: Config{DisableForwardSecrecy: true}, server: Config{DisableForwardSecrecy: true}, suite: ChaCha20Poly1305},
-		{name: "server requires pfs, client has it", server: Config{RequireForwardSecrecy: true}, suite: ChaCha20Poly1305, pfs: true},
-		{name: "server refuses no-pfs client", client: Config{DisableForwardSecrecy: true}, server: Config{RequireForwardSecrecy: true},
+		{name: "client pfs off", client: Config{ForwardSecrecy: ForwardSecrecyOff}, suite: aead.ChaCha20Poly1305},
+		{name: "server pfs off", server: Config{ForwardSecrecy: ForwardSecrecyOff}, suite: aead.ChaCha20Poly1305},
+		{name: "both pfs off", client: Config{ForwardSecrecy: ForwardSecrecyOff}, server: Config{ForwardSecrecy: ForwardSecrecyOff}, suite: aead.ChaCha20Poly1305},
+		{name: "server requires pfs, client has it", server: Config{ForwardSecrecy: ForwardSecrecyRequired}, suite: aead.ChaCha20Poly1305, pfs: true},
+		{name: "server refuses no-pfs client", client: Config{ForwardSecrecy: ForwardSecrecyOff}, server: Config{ForwardSecrecy: ForwardSecrecyRequired},
 			cerr: ErrTruncated, serr: ErrForwardSecrecyRequired},
-		{name: "client refuses no-pfs server", client: Config{RequireForwardSecrecy: true}, server: Config{DisableForwardSecrecy: true},
+		{name: "client refuses no-pfs server", client: Config{ForwardSecrecy: ForwardSecrecyRequired}, server: Config{ForwardSecrecy: ForwardSecrecyOff},
 			cerr: ErrForwardSecrecyRequired, serr: ErrTruncated},
 	}
 	for _, tc := range cases {
@@ -99,7 +101,7 @@ func TestHandshakeWrongKey(t *testing.T) {
 	cerr, serr := runHandshakes(t, cli, srv)
 	assert.ErrorIs(t, serr, ErrAuthentication)
 	assert.ErrorIs(t, cerr, ErrTruncated)
-	assert.Equal(t, "auth", ErrorClass(serr))
+	assert.ErrorContains(t, cerr, "wrong key or context", "the client lists the likely causes")
 	// The failure sticks, and the connection is unusable.
 	_, err := srv.Read(make([]byte, 1))
 	assert.ErrorIs(t, err, ErrAuthentication)
@@ -136,23 +138,24 @@ func TestHandshakeWrongVersion(t *testing.T) {
 	cfg := &Config{Keys: []*Key{k}}
 	ctx := context.Background()
 
-	// A client of version 2 (its message may have any shape).
-	conn := rawPeer(t, func(c net.Conn) {
-		c.Write([]byte{2, msgClientHello, 0, 0, 0, 2})
-		io.Copy(io.Discard, c)
-	})
-	err := Server(conn, cfg).Handshake(ctx)
-	assert.ErrorIs(t, err, ErrVersion)
-	assert.Equal(t, "version", ErrorClass(err))
+	for _, v := range []byte{1, 3} {
+		// A client of another version (its message may have any shape).
+		conn := rawPeer(t, func(c net.Conn) {
+			c.Write([]byte{v, msgClientHello, 0, 0, 0, 2})
+			io.Copy(io.Discard, c)
+		})
+		err := Server(conn, cfg).HandshakeContext(ctx)
+		assert.ErrorIs(t, err, ErrVersion, "client of version %d", v)
 
-	// A server answering with version 2.
-	conn = rawPeer(t, func(c net.Conn) {
-		buf := make([]byte, helloSize)
-		io.ReadFull(c, buf)
-		buf[0] = 2
-		c.Write(buf)
-	})
-	assert.ErrorIs(t, Client(conn, cfg).Handshake(ctx), ErrVersion)
+		// A server answering with another version.
+		conn = rawPeer(t, func(c net.Conn) {
+			buf := make([]byte, helloSize)
+			io.ReadFull(c, buf)
+			buf[0] = v
+			c.Write(buf)
+		})
+		assert.ErrorIs(t, Client(conn, cfg).HandshakeContext(ctx), ErrVersion, "server of version %d", v)
+	}
 }
 
 func TestHandshakeTimeout(t *testing.T) {
@@ -161,23 +164,21 @@ func TestHandshakeTimeout(t *testing.T) {
 
 	start := time.Now()
 	cfg := &Config{Keys: []*Key{k}, HandshakeTimeout: 50 * time.Millisecond}
-	err := Server(rawPeer(t, silent), cfg).Handshake(context.Background())
+	err := Server(rawPeer(t, silent), cfg).Handshake()
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Equal(t, "timeout", ErrorClass(err))
 	assert.Less(t, time.Since(start), 3*time.Second)
 
 	// A context deadline earlier than HandshakeTimeout wins.
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	err = Client(rawPeer(t, silent), &Config{Keys: []*Key{k}}).Handshake(ctx)
+	err = Client(rawPeer(t, silent), &Config{Keys: []*Key{k}}).HandshakeContext(ctx)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 
 	// Cancellation interrupts a blocked handshake.
 	ctx, cancel = context.WithCancel(context.Background())
 	time.AfterFunc(20*time.Millisecond, cancel)
-	err = Server(rawPeer(t, silent), &Config{Keys: []*Key{k}}).Handshake(ctx)
+	err = Server(rawPeer(t, silent), &Config{Keys: []*Key{k}}).HandshakeContext(ctx)
 	assert.ErrorIs(t, err, context.Canceled)
-	assert.Equal(t, "canceled", ErrorClass(err))
 }
 
 // TestHandshakeRestoresDeadlines: a deadline set before the handshake
@@ -196,7 +197,6 @@ func TestHandshakeRestoresDeadlines(t *testing.T) {
 	select {
 	case err := <-done:
 		assert.ErrorIs(t, err, os.ErrDeadlineExceeded)
-		assert.Equal(t, "timeout", ErrorClass(err))
 	case <-time.After(5 * time.Second):
 		t.Fatal("the deadline set before the handshake was lost")
 	}

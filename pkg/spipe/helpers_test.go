@@ -3,11 +3,14 @@ package spipe
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"net"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/spipe-dev/spipe/pkg/aead"
 )
 
 // newTestKey returns a fresh random key.
@@ -29,8 +32,8 @@ func handshakePair(t testing.TB, a, b net.Conn, ccfg, scfg *Config) (*Conn, *Con
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	errc := make(chan error, 1)
-	go func() { errc <- cli.Handshake(ctx) }()
-	serr := srv.Handshake(ctx)
+	go func() { errc <- cli.HandshakeContext(ctx) }()
+	serr := srv.HandshakeContext(ctx)
 	if serr != nil {
 		b.Close() // unblock a client waiting for more
 	}
@@ -88,4 +91,44 @@ func randomBytes(t testing.TB, n int) []byte {
 	_, err := rand.Read(b)
 	require.NoError(t, err)
 	return b
+}
+
+// policy is the forward-secrecy policy of a side that does (or skips) the
+// X25519 exchange.
+func policy(pfs bool) ForwardSecrecy {
+	if pfs {
+		return ForwardSecrecyPreferred
+	}
+	return ForwardSecrecyOff
+}
+
+// sealInner seals an arbitrary inner plaintext as frame counter of suite
+// under key, following docs/PROTOCOL.md section 4 with pkg/aead directly,
+// so tests can send authentic frames that break the format.
+func sealInner(t testing.TB, suite aead.Suite, key []byte, counter uint64, inner []byte) []byte {
+	t.Helper()
+	header := []byte{byte(len(inner) >> 16), byte(len(inner) >> 8), byte(len(inner))}
+	if suite.Secretbox() {
+		box, err := aead.NewSecretbox(suite, key)
+		require.NoError(t, err)
+		var nonce [aead.NonceSizeX]byte
+		aead.PutCounterNonce(nonce[:], counter)
+		copy(nonce[8:], header)
+		return box.Seal(header, &nonce, inner)
+	}
+	a, err := aead.New(suite, key)
+	require.NoError(t, err)
+	nonce := make([]byte, a.NonceSize())
+	aead.PutCounterNonce(nonce, counter)
+	return a.Seal(header, nonce, inner, header)
+}
+
+// errorIsAny reports whether err is any of targets.
+func errorIsAny(err error, targets ...error) bool {
+	for _, t := range targets {
+		if errors.Is(err, t) {
+			return true
+		}
+	}
+	return false
 }

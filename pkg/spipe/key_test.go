@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/spipe-dev/spipe/pkg/aead"
 )
 
 func TestNewKeyHashesMaterialLikeSpiped(t *testing.T) {
@@ -33,7 +35,7 @@ func TestLoadKeyFile(t *testing.T) {
 	require.NoError(t, err)
 	want, err := NewKey(material)
 	require.NoError(t, err)
-	assert.True(t, k.Equal(want))
+	assert.Equal(t, want.psk, k.psk)
 
 	short := filepath.Join(dir, "short")
 	require.NoError(t, os.WriteFile(short, []byte("too short"), 0o600))
@@ -44,7 +46,11 @@ func TestLoadKeyFile(t *testing.T) {
 	_, err = LoadKeyFile(filepath.Join(dir, "missing"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
 
-	_, err = ReadKey(strings.NewReader(strings.Repeat("x", maxKeyMaterial+1)))
+	huge := filepath.Join(dir, "huge")
+	require.NoError(t, os.WriteFile(huge, make([]byte, maxKeyMaterial+1), 0o600))
+	_, err = LoadKeyFile(huge)
+	assert.ErrorContains(t, err, "larger than 1 MiB")
+	_, err = NewKey(make([]byte, maxKeyMaterial+1))
 	assert.Error(t, err)
 }
 
@@ -59,24 +65,14 @@ func TestKeyNeverPrintsSecret(t *testing.T) {
 	assert.NotEqual(t, k.Fingerprint(), newTestKey(t).Fingerprint())
 }
 
-func TestParseSuites(t *testing.T) {
-	for _, s := range AllSuites {
-		got, err := ParseSuite(strings.ToUpper(s.String()))
-		require.NoError(t, err)
-		assert.Equal(t, s, got)
-	}
-	list, err := ParseSuites("chacha20, xsalsa20-poly1305,chacha8")
-	require.NoError(t, err)
-	assert.Equal(t, []Suite{ChaCha20Poly1305, XSalsa20Poly1305, ChaCha8Poly1305}, list)
-	_, err = ParseSuites("chacha20,chacha20-poly1305")
-	assert.Error(t, err)
-	_, err = ParseSuite("aes-gcm")
-	assert.Error(t, err)
-	assert.True(t, ChaCha8Poly1305.Reduced())
-	assert.False(t, ChaCha20Poly1305.Reduced())
-	for _, s := range DefaultSuites {
+func TestDefaultSuites(t *testing.T) {
+	def := DefaultSuites()
+	assert.Equal(t, []aead.Suite{aead.ChaCha20Poly1305, aead.XSalsa20Poly1305}, def)
+	for _, s := range def {
 		assert.False(t, s.Reduced(), "default suites are full strength")
 	}
+	def[0] = aead.ChaCha8Poly1305
+	assert.Equal(t, aead.ChaCha20Poly1305, DefaultSuites()[0], "each call returns a fresh list")
 }
 
 func TestConfigValidate(t *testing.T) {
@@ -85,11 +81,12 @@ func TestConfigValidate(t *testing.T) {
 		"nil":           nil,
 		"no key":        {},
 		"nil key":       {Keys: []*Key{nil}},
-		"empty suites":  {Keys: []*Key{k}, Suites: []Suite{}},
-		"unknown suite": {Keys: []*Key{k}, Suites: []Suite{9}},
-		"dup suite":     {Keys: []*Key{k}, Suites: []Suite{1, 1}},
-		"pfs conflict":  {Keys: []*Key{k}, DisableForwardSecrecy: true, RequireForwardSecrecy: true},
-		"payload small": {Keys: []*Key{k}, MaxPayload: MinPayloadLimit - 1},
+		"empty suites":  {Keys: []*Key{k}, Suites: []aead.Suite{}},
+		"unknown suite": {Keys: []*Key{k}, Suites: []aead.Suite{9}},
+		"dup suite":     {Keys: []*Key{k}, Suites: []aead.Suite{1, 1}},
+		"pfs policy":    {Keys: []*Key{k}, ForwardSecrecy: ForwardSecrecyOff + 1},
+		"long context":  {Keys: []*Key{k}, Context: strings.Repeat("c", 256)},
+		"payload small": {Keys: []*Key{k}, MaxPayload: minPayload - 1},
 		"payload big":   {Keys: []*Key{k}, MaxPayload: MaxPayloadLimit + 1},
 		"pad big":       {Keys: []*Key{k}, MaxPayload: 1024, PadTo: 1025},
 		"pad negative":  {Keys: []*Key{k}, PadTo: -1},

@@ -7,37 +7,62 @@ import (
 	"crypto/subtle"
 )
 
-// HKDF labels of the key schedule (docs/PROTOCOL.md, "Key schedule").
+// Labels of the key schedule (docs/PROTOCOL.md, "Key schedule").
 const (
-	labelClientToServer = "spipe/1 client to server"
-	labelServerToClient = "spipe/1 server to client"
-	labelFinished       = "spipe/1 client finished"
+	labelImport         = "spipe/2 key import"
+	labelClientToServer = "spipe/2 client to server"
+	labelServerToClient = "spipe/2 server to client"
+	labelFinished       = "spipe/2 client finished"
 )
 
-// helloMAC computes HMAC-SHA256 under psk of the transcript so far followed
-// by the new message's body, into out.
-func helloMAC(out []byte, psk *[32]byte, transcript, body []byte) {
-	m := hmac.New(sha256.New, psk[:])
+// importKey derives the key a tunnel's handshakes use from the PSK and the
+// operator's context string, as RFC 9258 imports an external PSK for one
+// use: IPSK = HKDF-Expand(PSK, "spipe/2 key import" || len(context) ||
+// context, 32). Every MAC and the key schedule use IPSK, so a handshake
+// between ends with different contexts fails exactly as with different
+// keys, and a client cannot be steered to another tunnel that shares the
+// key (or reflected into its own host's listener) unless the contexts
+// match. The caller bounds len(context) to 255.
+func importKey(psk *[32]byte, context string) [32]byte {
+	info := make([]byte, 0, len(labelImport)+1+len(context))
+	info = append(info, labelImport...)
+	info = append(info, byte(len(context)))
+	info = append(info, context...)
+	out, err := hkdf.Expand(sha256.New, psk[:], string(info), 32)
+	if err != nil {
+		panic("spipe: HKDF-Expand of 32 bytes failed: " + err.Error()) // cannot happen for 32 bytes
+	}
+	var ipsk [32]byte
+	copy(ipsk[:], out)
+	clear(out)
+	return ipsk
+}
+
+// helloMAC computes HMAC-SHA256 under ipsk of the transcript so far
+// followed by the new message's body, into out.
+func helloMAC(out []byte, ipsk *[32]byte, transcript, body []byte) {
+	m := hmac.New(sha256.New, ipsk[:])
 	m.Write(transcript)
 	m.Write(body)
 	m.Sum(out[:0])
 }
 
-// matchClientKey finds which key's MAC equals mac over body. Every key is
-// tried and the index is selected without branches, so the time taken does
-// not depend on which key (if any) matched. ok is false if none did.
-func matchClientKey(keys []*Key, body, mac []byte) (psk [32]byte, index int, ok bool) {
+// matchClientKey finds which imported key's MAC equals mac over body.
+// Every key is tried and the index is selected without branches, so the
+// time taken does not depend on which key (if any) matched. ok is false
+// if none did.
+func matchClientKey(ipsks [][32]byte, body, mac []byte) (ipsk [32]byte, index int, ok bool) {
 	var sum [macSize]byte
 	found := 0
-	for i, k := range keys {
-		helloMAC(sum[:], &k.psk, nil, body)
+	for i := range ipsks {
+		helloMAC(sum[:], &ipsks[i], nil, body)
 		eq := subtle.ConstantTimeCompare(sum[:], mac)
 		take := eq &^ found // first match only
 		index = subtle.ConstantTimeSelect(take, i, index)
-		subtle.ConstantTimeCopy(take, psk[:], k.psk[:])
+		subtle.ConstantTimeCopy(take, ipsk[:], ipsks[i][:])
 		found |= eq
 	}
-	return psk, index, found == 1
+	return ipsk, index, found == 1
 }
 
 // sessionKeys are the outputs of the key schedule.
@@ -46,10 +71,10 @@ type sessionKeys struct {
 }
 
 // deriveKeys runs the key schedule: PRK = HKDF-Extract(salt = transcript
-// hash, ikm = PSK || X25519 secret), then one HKDF-Expand per output.
-func deriveKeys(psk *[32]byte, shared []byte, transcriptHash []byte) (*sessionKeys, error) {
+// hash, ikm = IPSK || X25519 secret), then one HKDF-Expand per output.
+func deriveKeys(ipsk *[32]byte, shared []byte, transcriptHash []byte) (*sessionKeys, error) {
 	ikm := make([]byte, 0, 64)
-	ikm = append(ikm, psk[:]...)
+	ikm = append(ikm, ipsk[:]...)
 	ikm = append(ikm, shared...)
 	defer clear(ikm)
 	prk, err := hkdf.Extract(sha256.New, ikm, transcriptHash)

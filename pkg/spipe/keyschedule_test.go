@@ -11,19 +11,39 @@ import (
 	"golang.org/x/crypto/hkdf"
 )
 
+// TestImportKeyMatchesXCryptoHKDF recomputes the key import of
+// docs/PROTOCOL.md (HKDF-Expand of the PSK, info = label || len || context)
+// with golang.org/x/crypto/hkdf.
+func TestImportKeyMatchesXCryptoHKDF(t *testing.T) {
+	psk := (*[32]byte)(randomBytes(t, 32))
+	seen := map[[32]byte]string{}
+	for _, context := range []string{"", "a", "db.example:5432 -> primary", string(make([]byte, 255))} {
+		info := append([]byte("spipe/2 key import"), byte(len(context)))
+		info = append(info, context...)
+		want := make([]byte, 32)
+		_, err := io.ReadFull(hkdf.Expand(sha256.New, psk[:], info), want)
+		require.NoError(t, err)
+		got := importKey(psk, context)
+		assert.Equal(t, want, got[:], "context %q", context)
+		_, dup := seen[got]
+		assert.False(t, dup, "context %q imports the same key as %q", context, seen[got])
+		seen[got] = context
+	}
+}
+
 // TestDeriveKeysMatchesXCryptoHKDF recomputes the key schedule of
 // docs/PROTOCOL.md with golang.org/x/crypto/hkdf.
 func TestDeriveKeysMatchesXCryptoHKDF(t *testing.T) {
-	psk := (*[32]byte)(randomBytes(t, 32))
+	ipsk := (*[32]byte)(randomBytes(t, 32))
 	th := randomBytes(t, 32)
 	for _, shared := range [][]byte{nil, randomBytes(t, 32)} {
-		keys, err := deriveKeys(psk, shared, th)
+		keys, err := deriveKeys(ipsk, shared, th)
 		require.NoError(t, err)
-		ikm := append(append([]byte(nil), psk[:]...), shared...)
+		ikm := append(append([]byte(nil), ipsk[:]...), shared...)
 		for label, got := range map[string][]byte{
-			"spipe/1 client to server": keys.clientToServer,
-			"spipe/1 server to client": keys.serverToClient,
-			"spipe/1 client finished":  keys.finished,
+			"spipe/2 client to server": keys.clientToServer,
+			"spipe/2 server to client": keys.serverToClient,
+			"spipe/2 client finished":  keys.finished,
 		} {
 			want := make([]byte, 32)
 			_, err := io.ReadFull(hkdf.New(sha256.New, ikm, th, []byte(label)), want)
@@ -35,11 +55,11 @@ func TestDeriveKeysMatchesXCryptoHKDF(t *testing.T) {
 }
 
 func TestHelloMACIsHMACOfTranscript(t *testing.T) {
-	psk := (*[32]byte)(randomBytes(t, 32))
+	ipsk := (*[32]byte)(randomBytes(t, 32))
 	transcript, body := randomBytes(t, helloSize), randomBytes(t, helloBody)
 	var got [macSize]byte
-	helloMAC(got[:], psk, transcript, body)
-	m := hmac.New(sha256.New, psk[:])
+	helloMAC(got[:], ipsk, transcript, body)
+	m := hmac.New(sha256.New, ipsk[:])
 	m.Write(append(append([]byte(nil), transcript...), body...))
 	assert.Equal(t, m.Sum(nil), got[:])
 }
@@ -47,22 +67,25 @@ func TestHelloMACIsHMACOfTranscript(t *testing.T) {
 // TestMatchClientKeyFindsEachKey: every position of the matching key is
 // found, and a MAC under no key matches none.
 func TestMatchClientKeyFindsEachKey(t *testing.T) {
-	keys := []*Key{newTestKey(t), newTestKey(t), newTestKey(t), newTestKey(t)}
+	var keys [][32]byte
+	for range 4 {
+		keys = append(keys, [32]byte(randomBytes(t, 32)))
+	}
 	body := randomBytes(t, helloBody)
-	for i, k := range keys {
+	for i := range keys {
 		var mac [macSize]byte
-		helloMAC(mac[:], &k.psk, nil, body)
-		psk, index, ok := matchClientKey(keys, body, mac[:])
+		helloMAC(mac[:], &keys[i], nil, body)
+		ipsk, index, ok := matchClientKey(keys, body, mac[:])
 		assert.True(t, ok)
 		assert.Equal(t, i, index)
-		assert.Equal(t, k.psk, psk)
+		assert.Equal(t, keys[i], ipsk)
 	}
 	_, _, ok := matchClientKey(keys, body, randomBytes(t, macSize))
 	assert.False(t, ok)
 	// The same key twice: the first match wins.
-	dup := []*Key{keys[0], keys[1], keys[1]}
+	dup := [][32]byte{keys[0], keys[1], keys[1]}
 	var mac [macSize]byte
-	helloMAC(mac[:], &keys[1].psk, nil, body)
+	helloMAC(mac[:], &keys[1], nil, body)
 	_, index, ok := matchClientKey(dup, body, mac[:])
 	assert.True(t, ok)
 	assert.Equal(t, 1, index)

@@ -12,8 +12,9 @@ type listener struct {
 }
 
 // Accept waits for the next connection and returns it as a *Conn (server
-// side). The handshake is not run here: call (*Conn).Handshake, or it runs
-// on the first Read or Write.
+// side). The handshake is not run here, so one slow client cannot hold up
+// Accept: call (*Conn).HandshakeContext, or it runs on the first Read or
+// Write.
 func (l *listener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err != nil {
@@ -42,26 +43,54 @@ func Listen(network, address string, config *Config) (net.Listener, error) {
 	return NewListener(ln, config), nil
 }
 
-// Dial connects to address and completes the client handshake. ctx bounds
-// both the connection and the handshake (which the Config's
-// HandshakeTimeout bounds too).
-func Dial(ctx context.Context, network, address string, config *Config) (*Conn, error) {
-	return DialWithDialer(ctx, &net.Dialer{}, network, address, config)
+// Dialer dials spipe connections, like tls.Dialer: a net.Dialer for the
+// connection and a Config for the handshake.
+type Dialer struct {
+	// NetDialer is the dialer for the underlying connection (source
+	// address, keep-alives, ...); nil means a zero net.Dialer.
+	NetDialer *net.Dialer
+	// Config is the client's configuration; it must not be nil.
+	Config *Config
 }
 
-// DialWithDialer is Dial with a caller's net.Dialer (source address, keep
-// alive, ...).
-func DialWithDialer(ctx context.Context, dialer *net.Dialer, network, address string, config *Config) (*Conn, error) {
-	if err := config.Validate(); err != nil {
-		return nil, err
-	}
-	raw, err := dialer.DialContext(ctx, network, address)
+// Dial is DialContext with a background context.
+func (d *Dialer) Dial(network, address string) (net.Conn, error) {
+	return d.DialContext(context.Background(), network, address)
+}
+
+// DialContext connects to address and completes the client handshake, both
+// bounded by ctx (and the handshake also by Config.HandshakeTimeout). The
+// returned net.Conn is a *Conn whose handshake is done.
+func (d *Dialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	c, err := d.dial(ctx, network, address)
 	if err != nil {
 		return nil, err
 	}
-	c := Client(raw, config)
-	if err := c.Handshake(ctx); err != nil {
+	return c, nil
+}
+
+func (d *Dialer) dial(ctx context.Context, network, address string) (*Conn, error) {
+	if err := d.Config.Validate(); err != nil {
+		return nil, err
+	}
+	nd := d.NetDialer
+	if nd == nil {
+		nd = new(net.Dialer)
+	}
+	raw, err := nd.DialContext(ctx, network, address)
+	if err != nil {
+		return nil, err
+	}
+	c := Client(raw, d.Config)
+	if err := c.HandshakeContext(ctx); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// Dial connects to address and completes the client handshake, bounded by
+// config.HandshakeTimeout, like tls.Dial. Use a Dialer for a context or a
+// net.Dialer of your own.
+func Dial(network, address string, config *Config) (*Conn, error) {
+	return (&Dialer{Config: config}).dial(context.Background(), network, address)
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/spipe-dev/spipe/pkg/spipe/frame"
 )
 
 // dir is a direction through the tampering proxy.
@@ -53,7 +55,7 @@ func payloadPair(t testing.TB, ccfg, scfg *Config) (cli, srv *Conn, payloads fun
 	cli, srv = proxyPair(t, ccfg, scfg, func(d dir, i int, u []byte) ([][]byte, bool) {
 		if d == c2s && i >= frameUnit(0) {
 			mu.Lock()
-			sizes = append(sizes, len(u)-FrameOverhead)
+			sizes = append(sizes, len(u)-frame.Overhead)
 			mu.Unlock()
 		}
 		return nil, false
@@ -87,12 +89,16 @@ func relay(d dir, src, dst net.Conn, h hook) {
 				return
 			}
 		} else {
-			header := make([]byte, FrameHeaderSize)
+			header := make([]byte, frame.HeaderSize)
 			if _, err := io.ReadFull(src, header); err != nil {
 				return
 			}
-			unit = append(header, make([]byte, get24(header[1:])+FrameOverhead-FrameHeaderSize)...)
-			if _, err := io.ReadFull(src, unit[FrameHeaderSize:]); err != nil {
+			size, err := frame.Size(header)
+			if err != nil {
+				return
+			}
+			unit = append(header, make([]byte, size-frame.HeaderSize)...)
+			if _, err := io.ReadFull(src, unit[frame.HeaderSize:]); err != nil {
 				return
 			}
 		}

@@ -1,6 +1,10 @@
 package spipe
 
-import "io"
+import (
+	"io"
+
+	"github.com/spipe-dev/spipe/pkg/spipe/frame"
+)
 
 // ReadFrom implements io.ReaderFrom, so io.Copy(conn, r) reads from r
 // straight into the plaintext area of the next frame and seals it there in
@@ -22,15 +26,11 @@ func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
 		out.mu.Unlock()
 		return 0, err
 	}
-	limit, maxData, padTo, ctOff := out.limit, out.maxData, out.padTo, out.fc.ctOff
+	limit, maxData, off := out.limit, out.maxData, out.fc.DataOffset()
 	out.mu.Unlock()
 
-	buf := writeBufs.get(limit + FrameOverhead)
+	buf := writeBufs.get(limit + frame.Overhead)
 	defer writeBufs.put(buf)
-	off := FrameHeaderSize + ctOff
-	if padTo > 0 {
-		off += padPrefix
-	}
 	area := buf[off : off+maxData]
 	var n int64
 	for {
@@ -59,5 +59,5 @@ func (c *Conn) sendStaged(buf, data []byte) error {
 	if err := c.writable(); err != nil {
 		return err
 	}
-	return c.sendFrame(buf, FrameData, data)
+	return c.sendFrame(buf, frame.Data, data)
 }
