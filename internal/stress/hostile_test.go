@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/spipe-dev/spipe/internal/service"
+	"github.com/spipe-dev/spipe/internal/testutil/pipetest"
 	"github.com/spipe-dev/spipe/pkg/spipe"
 )
 
@@ -83,7 +84,7 @@ func TestHostileClients(t *testing.T) {
 	garbage := pick(20, 100)
 	keyHolders := pick(10, 50)
 	hsTimeout := pick(2*time.Second, 4*time.Second)
-	key := writeKey(t)
+	key := pipetest.KeyFile(t)
 	cfg := clientConfig(t, key)
 	tg := startTarget(t, false)
 	// The default --max-conns (100): stallers, more of them than that,
@@ -92,7 +93,7 @@ func TestHostileClients(t *testing.T) {
 		o.HandshakeTimeout = hsTimeout
 	})
 
-	baseline := latencies(t, 30, listen.addr, cfg)
+	baseline := latencies(t, 30, listen.Addr, cfg)
 
 	// Stallers: the first 5 bytes of a ClientHello, then silence. Each
 	// measures how long the listener keeps it.
@@ -106,7 +107,7 @@ func TestHostileClients(t *testing.T) {
 			// Timed from before the dial: the listener's clock starts
 			// later, so a cut before the timeout shows here.
 			start := time.Now()
-			c, err := net.Dial("tcp", listen.addr)
+			c, err := net.Dial("tcp", listen.Addr)
 			if !assert.NoError(t, err) {
 				stalled.Done()
 				return
@@ -142,20 +143,20 @@ func TestHostileClients(t *testing.T) {
 		b := make([]byte, 300)
 		crand.Read(b)
 		b[0] = byte(i % 2) // 0x00: another version; 0x01: ours, then a bad MAC
-		rawExchange(t, listen.addr, b)
+		rawExchange(t, listen.Addr, b)
 	})
 	run(keyHolders, func(int) {
 		// A header announcing 16 MiB after a valid handshake.
-		keyHolderSends(t, listen.addr, cfg, []byte{byte(spipe.FrameData), 0xff, 0xff, 0xff})
+		keyHolderSends(t, listen.Addr, cfg, []byte{byte(spipe.FrameData), 0xff, 0xff, 0xff})
 	})
 	run(keyHolders, func(int) {
 		// A well-formed header, then bytes that are not a sealed payload.
 		b := make([]byte, spipe.FrameOverhead+400)
 		crand.Read(b)
 		copy(b, []byte{byte(spipe.FrameData), 0, 400 >> 8, 400 & 0xff})
-		keyHolderSends(t, listen.addr, cfg, b)
+		keyHolderSends(t, listen.Addr, cfg, b)
 	})
-	during := latencies(t, 30, listen.addr, cfg)
+	during := latencies(t, 30, listen.Addr, cfg)
 	close(stop)
 	hostile.Wait()
 	cut.Wait()
@@ -172,12 +173,12 @@ func TestHostileClients(t *testing.T) {
 	assert.GreaterOrEqual(t, held[0], hsTimeout-10*time.Millisecond, "a staller was cut early")
 	assert.Less(t, held[len(held)-1], hsTimeout+5*time.Second, "a staller was kept past the handshake timeout")
 
-	l := listen.log
-	l.waitCount(t, stallers, 10*time.Second, "connection failed", "stage=handshake", "reason=timeout")
-	l.waitCount(t, garbage/2, 10*time.Second, "connection failed", "stage=handshake", "reason=version")
-	l.waitCount(t, garbage/2, 10*time.Second, "connection failed", "stage=handshake", "reason=auth")
-	l.waitCount(t, keyHolders, 10*time.Second, "connection failed", "stage=transfer", "reason=frame_too_large")
-	l.waitCount(t, keyHolders, 10*time.Second, "connection failed", "stage=transfer", "reason=tampered")
+	l := listen.Log
+	l.WaitCount(t, stallers, 10*time.Second, "connection failed", "stage=handshake", "reason=timeout")
+	l.WaitCount(t, garbage/2, 10*time.Second, "connection failed", "stage=handshake", "reason=version")
+	l.WaitCount(t, garbage/2, 10*time.Second, "connection failed", "stage=handshake", "reason=auth")
+	l.WaitCount(t, keyHolders, 10*time.Second, "connection failed", "stage=transfer", "reason=frame_too_large")
+	l.WaitCount(t, keyHolders, 10*time.Second, "connection failed", "stage=transfer", "reason=tampered")
 }
 
 // rawExchange sends b on a fresh connection and waits for the listener to
