@@ -3,21 +3,23 @@ package main
 import (
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/spipe-dev/spipe/internal/testutil/pipetest"
 )
 
 // TestBadInvocations: every mistake on the command line or in the key
 // file is one line on stderr, "spipe: ...", with exit code 2 for the
-// command line and 1 for the rest, and nothing starts serving.
+// command line and 1 for the rest, and nothing starts serving. The command
+// runs in this process: run is main but for os.Exit.
 func TestBadInvocations(t *testing.T) {
 	dir := t.TempDir()
-	key := keyFile(t)
+	key := pipetest.KeyFile(t)
 	short := filepath.Join(dir, "short")
 	require.NoError(t, os.WriteFile(short, []byte("0123456789abcdef0123456789abcde"), 0o600)) // 31 bytes
 	exists := filepath.Join(dir, "exists")
@@ -62,7 +64,7 @@ func TestBadInvocations(t *testing.T) {
 		{"bad pad", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--pad", "-5"}, 2, "--pad -5: want 0 to 65536"},
 		{"bad log level", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--log-level", "loud"}, 2, `--log-level "loud": want debug, info, warn or error`},
 		{"bad log format", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--log-format", "xml"}, 2, `--log-format "xml": want text or json`},
-		{"stdin key without -s", []string{"connect", "-t", tg, "-k", "-"}, 1, "-k - needs -s: without -s, standard input carries the connection"},
+		{"stdin key without -s", []string{"connect", "-t", tg, "-k", "-"}, 2, "-k - needs -s: without -s, standard input carries the connection"},
 		{"missing key file", []string{"listen", "-s", ":0", "-t", tg, "-k", filepath.Join(dir, "nope")}, 1, "key file " + filepath.Join(dir, "nope") + ": no such file"},
 		{"key file is a directory", []string{"listen", "-s", ":0", "-t", tg, "-k", dir}, 1, "key file " + dir + ": is a directory"},
 		{"key file too short", []string{"listen", "-s", ":0", "-t", tg, "-k", short}, 1, "key file " + short + " is too short: a key needs at least 32 bytes"},
@@ -79,20 +81,14 @@ func TestBadInvocations(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := exec.Command(spipeBin, tc.args...)
-			cmd.Stdin = strings.NewReader("too short") // for -k -
-			var stdout, stderr strings.Builder
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			var ee *exec.ExitError
-			require.ErrorAs(t, err, &ee, "exit 0; stderr %q", stderr.String())
-			assert.Equal(t, tc.code, ee.ExitCode(), "stderr %q", stderr.String())
-			lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
-			assert.Len(t, lines, 1, "want one line on stderr, got %q", stderr.String())
+			code, stdout, stderr := invoke("too short", tc.args...) // stdin for -k -
+			assert.Equal(t, tc.code, code, "stderr %q", stderr)
+			lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+			assert.Len(t, lines, 1, "want one line on stderr, got %q", stderr)
 			assert.True(t, strings.HasPrefix(lines[0], "spipe: "), "%q", lines[0])
 			assert.Contains(t, lines[0], tc.msg)
-			assert.NotContains(t, stderr.String(), "msg=serving")
-			assert.Empty(t, stdout.String())
+			assert.NotContains(t, stderr, "msg=serving")
+			assert.Empty(t, stdout)
 		})
 	}
 	b, err := os.ReadFile(exists)
@@ -102,8 +98,8 @@ func TestBadInvocations(t *testing.T) {
 
 func TestKeygen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "k")
-	out, err := exec.Command(spipeBin, "keygen", path).CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	code, out, errs := invoke("", "keygen", path)
+	require.Zero(t, code, "%s%s", out, errs)
 	fi, err := os.Stat(path)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
@@ -111,8 +107,8 @@ func TestKeygen(t *testing.T) {
 	require.NoError(t, err)
 	assert.Regexp(t, `^[0-9a-f]{64}\n$`, string(first))
 
-	out, err = exec.Command(spipeBin, "keygen", "--force", path).CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	code, out, errs = invoke("", "keygen", "--force", path)
+	require.Zero(t, code, "%s%s", out, errs)
 	second, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Regexp(t, `^[0-9a-f]{64}\n$`, string(second))
@@ -120,43 +116,41 @@ func TestKeygen(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
-	out, err := exec.Command(spipeBin, "version").Output()
-	require.NoError(t, err)
-	assert.Regexp(t, `(?m)^spipe \S+\ngo go1\.\S+ \w+/\w+\nchacha20 kernel: (avx512|avx2|ssse3|generic)\nsalsa20 kernel: (avx512|avx2|ssse3|generic)\npoly1305 kernel: (avx512ifma|avx2|scalar|generic)\n$`, string(out))
+	code, out, _ := invoke("", "version")
+	require.Zero(t, code)
+	assert.Regexp(t, `(?m)^spipe \S+\ngo go1\.\S+ \w+/\w+\nchacha20 kernel: (avx512|avx2|ssse3|generic)\nsalsa20 kernel: (avx512|avx2|ssse3|generic)\npoly1305 kernel: (avx512ifma|avx2|scalar|generic)\n$`, out)
 }
 
 func TestBench(t *testing.T) {
-	cmd := exec.Command(spipeBin, "bench", "--time", "5ms", "--size", "4096")
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Run(), stderr.String())
-	assert.Contains(t, stderr.String(), "\rbench  1/", "no progress line")
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	code, stdout, stderr := invoke("", "bench", "--time", "5ms", "--size", "4096")
+	require.Zero(t, code, stderr)
+	assert.Contains(t, stderr, "\rbench  1/", "no progress line")
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	require.Greater(t, len(lines), 6)
 	assert.Regexp(t, `^CIPHER\s+MEASURE\s+KERNEL\s+MB/s$`, lines[0])
 	for _, want := range []string{"chacha20", "chacha8", "salsa20", "ChaCha20-Poly1305", "XSalsa20-Poly1305"} {
-		assert.Regexp(t, `(?m)^`+regexpQuote(want)+`\s+(keystream|aead seal)\s+\w+\s+[1-9]\d*$`, stdout.String())
+		assert.Regexp(t, `(?m)^`+regexpQuote(want)+`\s+(keystream|aead seal)\s+\w+\s+[1-9]\d*$`, stdout)
 	}
 }
 
 func TestHelpHasExamples(t *testing.T) {
 	for _, sub := range []string{"listen", "connect", "keygen", "version", "bench"} {
-		out, err := exec.Command(spipeBin, sub, "--help").Output()
-		require.NoError(t, err, sub)
-		assert.Contains(t, string(out), "Examples:", sub)
+		code, out, _ := invoke("", sub, "--help")
+		require.Zero(t, code, sub)
+		assert.Contains(t, out, "Examples:", sub)
 	}
 }
 
 func TestCompletion(t *testing.T) {
-	out, err := exec.Command(spipeBin, "completion", "bash").Output()
-	require.NoError(t, err)
-	assert.Contains(t, string(out), "__start_spipe")
+	code, out, _ := invoke("", "completion", "bash")
+	require.Zero(t, code)
+	assert.Contains(t, out, "__start_spipe")
 }
 
 func TestManPages(t *testing.T) {
 	dir := t.TempDir()
-	out, err := exec.Command(spipeBin, "man", dir).CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	code, out, errs := invoke("", "man", dir)
+	require.Zero(t, code, "%s%s", out, errs)
 	page, err := os.ReadFile(filepath.Join(dir, "spipe-listen.1"))
 	require.NoError(t, err)
 	assert.Contains(t, string(page), `.TH "SPIPE"`)

@@ -62,8 +62,8 @@ func (p *pipeFlags) register(fs *pflag.FlagSet, mode service.Mode) {
 	fs.StringVar(&p.metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics")
 }
 
-// options validates the flags into service options. Every error is a
-// usage error naming the flag.
+// options parses the flags into service options and checks them with
+// Validate. Every error is a usage error naming the flag.
 func (p *pipeFlags) options(mode service.Mode) (service.Options, error) {
 	o := service.Options{
 		Mode:                  mode,
@@ -80,18 +80,7 @@ func (p *pipeFlags) options(mode service.Mode) (service.Options, error) {
 		PidFile:               p.pidFile,
 		PadTo:                 p.padTo,
 	}
-	if p.target == "" {
-		return o, usagef("-t/--target is required")
-	}
-	if len(p.keys) == 0 {
-		return o, usagef("-k/--key is required")
-	}
-	if mode == service.Connect && len(p.keys) > 1 {
-		return o, usagef("-k/--key: connect takes one key")
-	}
-	if mode == service.Listen && p.source == "" {
-		return o, usagef("-s/--source is required")
-	}
+	var err error
 	if p.source != "" {
 		a, err := engine.ParseAddr(p.source)
 		if err != nil {
@@ -99,12 +88,10 @@ func (p *pipeFlags) options(mode service.Mode) (service.Options, error) {
 		}
 		o.Source = &a
 	}
-	var err error
-	if o.Target, err = engine.ParseAddr(p.target); err != nil {
-		return o, usagef("-t/--target: %v", err)
-	}
-	if !o.Target.IsUnix() && o.Target.Port() == 0 {
-		return o, usagef("-t/--target: port 0 cannot be dialled")
+	if p.target != "" {
+		if o.Target, err = engine.ParseAddr(p.target); err != nil {
+			return o, usagef("-t/--target: %v", err)
+		}
 	}
 	if p.bind != "" {
 		if o.BindSource, err = engine.ParseSourceIP(p.bind); err != nil {
@@ -116,39 +103,21 @@ func (p *pipeFlags) options(mode service.Mode) (service.Options, error) {
 			return o, usagef("--cipher: %v", err)
 		}
 	}
-	if p.noPFS && p.requirePFS {
-		return o, usagef("--no-pfs and --require-pfs contradict each other")
-	}
-	if p.padTo < 0 || p.padTo > spipe.DefaultMaxPayload {
-		return o, usagef("--pad %d: want 0 to %d", p.padTo, spipe.DefaultMaxPayload)
-	}
-	if p.maxConns < 1 {
-		return o, usagef("--max-conns %d: must be at least 1", p.maxConns)
-	}
-	if p.maxPending < 0 {
-		return o, usagef("--max-pending %d: must not be negative", p.maxPending)
-	}
-	if p.handshakeTimeout <= 0 {
-		return o, usagef("--handshake-timeout %v: must be positive", p.handshakeTimeout)
-	}
-	if p.idleTimeout < 0 {
-		return o, usagef("--idle-timeout %v: must not be negative", p.idleTimeout)
-	}
-	if p.shutdownTimeout < 0 {
-		return o, usagef("--shutdown-timeout %v: must not be negative", p.shutdownTimeout)
-	}
 	if p.metrics != "" {
 		a, err := engine.ParseAddr(p.metrics)
-		if err != nil || a.IsUnix() {
+		if err != nil {
 			return o, usagef("--metrics %q: want host:port", p.metrics)
 		}
 		o.MetricsAddr = &a
 	}
 	mode64, err := strconv.ParseUint(p.socketMode, 8, 32)
-	if err != nil || mode64 > 0o777 || mode64&0o600 != 0o600 {
+	if err != nil || mode64 > 0o777 {
 		return o, usagef("--socket-mode %q: want octal permissions such as 0660 that let the owner read and write", p.socketMode)
 	}
 	o.SocketMode = os.FileMode(mode64)
+	if err := o.Validate(); err != nil {
+		return o, usageError{err}
+	}
 	return o, nil
 }
 

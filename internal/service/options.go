@@ -5,12 +5,16 @@
 package service
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"net"
+	"slices"
 	"time"
 
 	"github.com/spipe-dev/spipe/internal/engine"
+	"github.com/spipe-dev/spipe/internal/keyring"
 	"github.com/spipe-dev/spipe/pkg/spipe"
 )
 
@@ -33,7 +37,8 @@ func (m Mode) String() string {
 	return "connect"
 }
 
-// Options is everything the command line sets, already parsed.
+// Options is everything the command line sets, already parsed. Validate
+// says whether they make sense together; Start checks them again.
 type Options struct {
 	Mode Mode
 	// Source is where to accept connections; nil in Connect mode means one
@@ -62,4 +67,56 @@ type Options struct {
 
 	PidFile     string
 	MetricsAddr *engine.Addr // nil: no metrics
+}
+
+// Validate checks the options for missing values, values out of range
+// and contradictions. Its errors are meant for the user of the command
+// line, so each names the flag to fix.
+func (o *Options) Validate() error {
+	if o.Target == (engine.Addr{}) {
+		return errors.New("-t/--target is required")
+	}
+	if len(o.KeyFiles) == 0 {
+		return errors.New("-k/--key is required")
+	}
+	if o.Mode == Connect && len(o.KeyFiles) > 1 {
+		return errors.New("-k/--key: connect takes one key")
+	}
+	if o.Mode == Listen && o.Source == nil {
+		return errors.New("-s/--source is required")
+	}
+	if o.Source == nil && slices.Contains(o.KeyFiles, keyring.Stdin) {
+		return errors.New("-k - needs -s: without -s, standard input carries the connection")
+	}
+	if !o.Target.IsUnix() && o.Target.Port() == 0 {
+		return errors.New("-t/--target: port 0 cannot be dialled")
+	}
+	if o.DisableForwardSecrecy && o.RequireForwardSecrecy {
+		return errors.New("--no-pfs and --require-pfs contradict each other")
+	}
+	if o.PadTo < 0 || o.PadTo > spipe.DefaultMaxPayload {
+		return fmt.Errorf("--pad %d: want 0 to %d", o.PadTo, spipe.DefaultMaxPayload)
+	}
+	if o.MaxConns < 1 {
+		return fmt.Errorf("--max-conns %d: must be at least 1", o.MaxConns)
+	}
+	if o.MaxPending < 0 {
+		return fmt.Errorf("--max-pending %d: must not be negative", o.MaxPending)
+	}
+	if o.HandshakeTimeout <= 0 {
+		return fmt.Errorf("--handshake-timeout %v: must be positive", o.HandshakeTimeout)
+	}
+	if o.IdleTimeout < 0 {
+		return fmt.Errorf("--idle-timeout %v: must not be negative", o.IdleTimeout)
+	}
+	if o.ShutdownTimeout < 0 {
+		return fmt.Errorf("--shutdown-timeout %v: must not be negative", o.ShutdownTimeout)
+	}
+	if o.MetricsAddr != nil && o.MetricsAddr.IsUnix() {
+		return fmt.Errorf("--metrics %q: want host:port", o.MetricsAddr)
+	}
+	if m := o.SocketMode; m != 0 && (m&^fs.ModePerm != 0 || m&0o600 != 0o600) {
+		return fmt.Errorf("--socket-mode %04o: want octal permissions such as 0660 that let the owner read and write", m)
+	}
+	return nil
 }

@@ -40,11 +40,8 @@ func Start(ctx context.Context, opts Options, log *slog.Logger) (_ *Service, err
 			s.close()
 		}
 	}()
-	if opts.Mode == Connect && len(opts.KeyFiles) > 1 {
-		return nil, errors.New("connect takes one key (-k given more than once)")
-	}
-	if opts.Mode == Connect && opts.Source == nil && contains(opts.KeyFiles, keyring.Stdin) {
-		return nil, errors.New("-k - needs -s: without -s, standard input carries the connection")
+	if err := opts.Validate(); err != nil {
+		return nil, err
 	}
 	var keys []*spipe.Key
 	s.keys, keys, err = keyring.Load(opts.KeyFiles, opts.Stdin, log)
@@ -88,6 +85,14 @@ func (s *Service) Addr() net.Addr {
 		return nil
 	}
 	return s.ln.Addr()
+}
+
+// MetricsAddr is the address metrics are served on (nil without metrics).
+func (s *Service) MetricsAddr() net.Addr {
+	if s.metLn == nil {
+		return nil
+	}
+	return s.metLn.Addr()
 }
 
 // Run serves until ctx is done (then shuts down gracefully, see
@@ -210,15 +215,6 @@ func (s *Service) handshake(side func(net.Conn, *spipe.Config) *spipe.Conn) func
 func isFrameError(err error) bool {
 	for _, e := range []error{spipe.ErrTampered, spipe.ErrTruncated, spipe.ErrFrameTooLarge, spipe.ErrMalformedFrame, spipe.ErrCounterExhausted} {
 		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
 			return true
 		}
 	}
