@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/spipe-dev/spipe/internal/testutil/pipetest"
+	"github.com/spipe-dev/spipe/internal/testutil"
 )
 
 // asCommand, set in the environment, makes the test binary run as spipe
@@ -49,7 +49,7 @@ func (nopCloser) Close() error { return nil }
 // proc is a running spipe process.
 type proc struct {
 	cmd    *exec.Cmd
-	stderr *pipetest.Log
+	stderr *testutil.Log
 	done   chan struct{}
 	err    error
 }
@@ -57,7 +57,7 @@ type proc struct {
 // start runs spipe with args; the test's cleanup kills it if still alive.
 func start(t *testing.T, stdin io.Reader, args ...string) *proc {
 	t.Helper()
-	p := &proc{cmd: command(args...), stderr: &pipetest.Log{}, done: make(chan struct{})}
+	p := &proc{cmd: command(args...), stderr: &testutil.Log{}, done: make(chan struct{})}
 	p.cmd.Stdin = stdin
 	p.cmd.Stderr = p.stderr
 	require.NoError(t, p.cmd.Start())

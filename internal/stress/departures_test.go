@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/spipe-dev/spipe/internal/service"
+	"github.com/spipe-dev/spipe/internal/testutil"
 	"github.com/spipe-dev/spipe/internal/testutil/pipetest"
 )
 
@@ -70,7 +71,7 @@ func TestTargetGoesAwayMidStream(t *testing.T) {
 	assert.True(t, bytes.HasPrefix(r.sent, r.got))
 	listen.Log.WaitCount(t, 1, 10*time.Second, "connection failed", "stage=transfer", `err="target `)
 	connect.Log.WaitCount(t, 1, 10*time.Second, "connection failed", "stage=transfer")
-	t.Logf("listen: %s", pipetest.Tail(listen.Log.String(), 2))
+	t.Logf("listen: %s", testutil.Tail(listen.Log.String(), 2))
 	noLeaks(t, before)
 }
 
@@ -98,7 +99,7 @@ func TestClientGoesAwayMidStream(t *testing.T) {
 	assert.True(t, bytes.HasPrefix(data, rec.got))
 	connect.Log.WaitCount(t, 1, 10*time.Second, "connection failed", "stage=transfer", `err="client `)
 	listen.Log.WaitCount(t, 1, 10*time.Second, "connection failed", "stage=transfer")
-	t.Logf("connect: %s", pipetest.Tail(connect.Log.String(), 2))
+	t.Logf("connect: %s", testutil.Tail(connect.Log.String(), 2))
 	noLeaks(t, before)
 }
 
@@ -139,7 +140,7 @@ func TestListenerRestartWhileClientsReconnect(t *testing.T) {
 			}
 		}()
 	}
-	logs := []*pipetest.Log{listen.Log}
+	logs := []*testutil.Log{listen.Log}
 	for range restarts {
 		time.Sleep(200 * time.Millisecond)
 		listen.Stop(t)

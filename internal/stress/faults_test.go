@@ -12,6 +12,7 @@ import (
 
 	"github.com/spipe-dev/spipe/internal/faultproxy"
 	"github.com/spipe-dev/spipe/internal/service"
+	"github.com/spipe-dev/spipe/internal/testutil"
 	"github.com/spipe-dev/spipe/internal/testutil/pipetest"
 )
 
@@ -111,13 +112,13 @@ func TestFaultAmongHealthyConnections(t *testing.T) {
 					time.Sleep(20 * time.Millisecond)
 				}
 				assert.True(t, hasReason(receiver.Log, tc.reasons),
-					"receiver log lacks a transfer failure with reason %v:\n%s", tc.reasons, pipetest.Tail(receiver.Log.String(), 20))
+					"receiver log lacks a transfer failure with reason %v:\n%s", tc.reasons, testutil.Tail(receiver.Log.String(), 20))
 			})
 		}
 	}
 }
 
-func hasReason(l *pipetest.Log, reasons []string) bool {
+func hasReason(l *testutil.Log, reasons []string) bool {
 	for _, r := range reasons {
 		if l.Count("connection failed", "stage=transfer", "reason="+r) > 0 {
 			return true

@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/spipe-dev/spipe/internal/service"
+	"github.com/spipe-dev/spipe/internal/testutil"
 	"github.com/spipe-dev/spipe/internal/testutil/pipetest"
 )
 
@@ -266,7 +267,7 @@ func freePort(t *testing.T) string {
 type proc struct {
 	mode, metrics string
 	cmd           *exec.Cmd
-	log           *pipetest.Log
+	log           *testutil.Log
 	before        sample
 }
 
@@ -277,7 +278,7 @@ type sample struct {
 
 func startProc(t *testing.T, bin, mode string, args ...string) *proc {
 	t.Helper()
-	p := &proc{mode: mode, metrics: freePort(t), log: &pipetest.Log{}}
+	p := &proc{mode: mode, metrics: freePort(t), log: &testutil.Log{}}
 	p.cmd = exec.Command(bin, append([]string{mode, "--metrics", p.metrics, "--log-level", "warn"}, args...)...)
 	p.cmd.Stderr = p.log
 	require.NoError(t, p.cmd.Start())

@@ -21,6 +21,7 @@ import (
 
 	"github.com/spipe-dev/spipe/internal/engine"
 	"github.com/spipe-dev/spipe/internal/service"
+	"github.com/spipe-dev/spipe/internal/testutil"
 )
 
 // KeyFile writes a fresh key file as "spipe keygen" makes them (32 random
@@ -39,7 +40,7 @@ type Service struct {
 	// Addr is the address it accepts on; "" for a stdio connection.
 	Addr string
 	// Log holds everything it logged, at every level.
-	Log *Log
+	Log *testutil.Log
 	// Svc is the service itself.
 	Svc *service.Service
 
@@ -89,7 +90,7 @@ func Start(t testing.TB, mode service.Mode, source, target, key string, tweak fu
 // stops it.
 func StartOptions(t testing.TB, opts service.Options) (*Service, error) {
 	t.Helper()
-	s := &Service{Log: &Log{}, reload: make(chan os.Signal, 1), done: make(chan struct{})}
+	s := &Service{Log: &testutil.Log{}, reload: make(chan os.Signal, 1), done: make(chan struct{})}
 	logger := slog.New(slog.NewTextHandler(s.Log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithCancel(context.Background())
 	svc, err := service.Start(ctx, opts, logger)
@@ -141,7 +142,7 @@ func (s *Service) Wait(t testing.TB, within time.Duration) error {
 		}
 		return s.err
 	case <-time.After(within):
-		t.Fatalf("service did not stop within %v; log:\n%s", within, Tail(s.Log.String(), 30))
+		t.Fatalf("service did not stop within %v; log:\n%s", within, testutil.Tail(s.Log.String(), 30))
 		return nil
 	}
 }
@@ -161,6 +162,6 @@ func (s *Service) Stop(t testing.TB) {
 			t.Errorf("service ended with %v", s.err)
 		}
 	case <-time.After(30 * time.Second):
-		t.Errorf("service did not stop; log:\n%s", Tail(s.Log.String(), 30))
+		t.Errorf("service did not stop; log:\n%s", testutil.Tail(s.Log.String(), 30))
 	}
 }

@@ -1,4 +1,4 @@
-package pipetest
+package testutil
 
 import (
 	"bytes"
