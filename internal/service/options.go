@@ -67,6 +67,9 @@ type Options struct {
 
 	PidFile     string
 	MetricsAddr *engine.Addr // nil: no metrics
+	// AccessLog logs one Info record per connection that passed its
+	// handshake, when it ends (engine.Forwarder.AccessLog).
+	AccessLog bool
 }
 
 // Validate checks the options for missing values, values out of range
@@ -87,6 +90,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Source == nil && slices.Contains(o.KeyFiles, keyring.Stdin) {
 		return errors.New("-k - needs -s: without -s, standard input carries the connection")
+	}
+	if o.Target.IsSystemd() {
+		return errors.New("-t/--target: systemd sockets are for listening (-s), not for dialling")
 	}
 	if !o.Target.IsUnix() && o.Target.Port() == 0 {
 		return errors.New("-t/--target: port 0 cannot be dialled")

@@ -44,6 +44,7 @@ func TestValidate(t *testing.T) {
 		{"negative pad", listen, func(o *service.Options) { o.PadTo = -5 }, "--pad -5: want 0 to 65536"},
 		{"pad above a frame", listen, func(o *service.Options) { o.PadTo = 65537 }, "--pad 65537: want 0 to 65536"},
 		{"max conns 0", listen, func(o *service.Options) { o.MaxConns = 0 }, "--max-conns 0: must be at least 1"},
+		{"systemd target", listen, func(o *service.Options) { o.Target, _ = engine.ParseAddr("systemd:x") }, "-t/--target: systemd sockets are for listening (-s), not for dialling"},
 		{"negative max pending", listen, func(o *service.Options) { o.MaxPending = -1 }, "--max-pending -1: must not be negative"},
 		{"handshake timeout 0", listen, func(o *service.Options) { o.HandshakeTimeout = 0 }, "--handshake-timeout 0s: must be positive"},
 		{"negative idle", listen, func(o *service.Options) { o.IdleTimeout = -time.Second }, "--idle-timeout -1s: must not be negative"},
