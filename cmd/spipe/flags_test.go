@@ -51,10 +51,10 @@ func TestBadInvocations(t *testing.T) {
 		{"bad port", []string{"listen", "-s", ":0", "-t", "127.0.0.1:70000", "-k", key}, 2, `port "70000" is not a number from 0 to 65535`},
 		{"target port 0", []string{"listen", "-s", ":0", "-t", "127.0.0.1:0", "-k", key}, 2, "port 0 cannot be dialled"},
 		{"bad bind", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "-b", "example.com"}, 2, `-b/--bind: source address "example.com"`},
-		{"bad cipher", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--cipher", "rot13"}, 2, `--cipher: spipe: unknown cipher suite "rot13"`},
+		{"bad cipher", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--cipher", "rot13"}, 2, `--cipher: unknown cipher suite "rot13"; valid suites: chacha20-poly1305, xsalsa20-poly1305`},
 		{"pfs contradiction", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--no-pfs", "--require-pfs"}, 2, "--no-pfs and --require-pfs contradict each other"},
-		{"max conns 0", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--max-conns", "0"}, 2, "--max-conns 0: must be at least 1"},
-		{"max conns not a number", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--max-conns", "many"}, 2, `invalid argument "many" for "--max-conns"`},
+		{"negative max conns", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--max-conns", "-1"}, 2, "--max-conns -1: want 0 (no limit) or more"},
+		{"max conns not a number", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--max-conns", "many"}, 2, `invalid argument "many" for "-n, --max-conns"`},
 		{"negative max pending", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--max-pending", "-1"}, 2, "--max-pending -1: must not be negative"},
 		{"max pending on connect", []string{"connect", "-t", tg, "-k", key, "--max-pending", "5"}, 2, "unknown flag: --max-pending"},
 		{"handshake timeout 0", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--handshake-timeout", "0s"}, 2, "--handshake-timeout 0s: must be positive"},
@@ -118,7 +118,7 @@ func TestKeygen(t *testing.T) {
 func TestVersion(t *testing.T) {
 	code, out, _ := invoke("", "version")
 	require.Zero(t, code)
-	assert.Regexp(t, `(?m)^spipe \S+\ngo go1\.\S+ \w+/\w+\nchacha20 kernel: (avx512|avx2|ssse3|generic)\nsalsa20 kernel: (avx512|avx2|ssse3|generic)\npoly1305 kernel: (avx512ifma|avx2|scalar|generic)\n$`, out)
+	assert.Regexp(t, `(?m)^spipe \S+\nrevision (unknown|[0-9a-f]{40}(\+modified)?)\ngo go1\.\S+ \w+/\w+\nchacha20 kernel: (avx512|avx2|ssse3|generic)\nsalsa20 kernel: (avx512|avx2|ssse3|generic)\npoly1305 kernel: (avx512ifma|avx2|scalar|generic)\n$`, out)
 }
 
 func TestBench(t *testing.T) {
@@ -151,10 +151,30 @@ func TestManPages(t *testing.T) {
 	dir := t.TempDir()
 	code, out, errs := invoke("", "man", dir)
 	require.Zero(t, code, "%s%s", out, errs)
+	// Every page has its own name in its header.
+	for file, title := range map[string]string{
+		"spipe.1": "SPIPE", "spipe-listen.1": "SPIPE-LISTEN", "spipe-connect.1": "SPIPE-CONNECT",
+		"spipe-keygen.1": "SPIPE-KEYGEN", "spipe-key-fingerprint.1": "SPIPE-KEY-FINGERPRINT",
+	} {
+		page, err := os.ReadFile(filepath.Join(dir, file))
+		require.NoError(t, err, file)
+		assert.Contains(t, string(page), `.TH "`+title+`" "1"`, file)
+	}
 	page, err := os.ReadFile(filepath.Join(dir, "spipe-listen.1"))
 	require.NoError(t, err)
-	assert.Contains(t, string(page), `.TH "SPIPE"`)
 	assert.Contains(t, string(page), "--handshake-timeout")
+	// spipe(1) has the sections a manual page of a daemon needs, in
+	// order, before SEE ALSO.
+	root, err := os.ReadFile(filepath.Join(dir, "spipe.1"))
+	require.NoError(t, err)
+	last := 0
+	for _, section := range []string{".SH DESCRIPTION", ".SH EXIT STATUS", ".SH SIGNALS", ".SH FILES", ".SH KEY FORMAT", ".SH SEE ALSO"} {
+		at := strings.Index(string(root), "\n"+section+"\n")
+		if assert.Greater(t, at, last, "%s missing or out of order", section) {
+			last = at
+		}
+	}
+	assert.Contains(t, string(root), "SHA-256 of the key file's whole content")
 }
 
 func regexpQuote(s string) string {

@@ -134,18 +134,58 @@ func TestStdio(t *testing.T) {
 	assert.True(t, bytes.Equal(msg, out.Bytes()), "stdout differs from stdin (%d of %d bytes)", out.Len(), len(msg))
 }
 
-// TestStdioFailureExitsNonZero: a stdio connection that fails exits 1,
-// naming the handshake, and the target is never dialled for a client with
-// the wrong key.
+// TestStdioFailureExitsNonZero: a stdio connection that fails exits 1
+// with its error on one line (no log line repeating it), the likely causes
+// of a refused handshake listed, and the target is never dialled for a
+// client with the wrong key.
 func TestStdioFailureExitsNonZero(t *testing.T) {
 	key, other := pipetest.KeyFile(t), pipetest.KeyFile(t)
 	tg := pipetest.EchoTarget(t)
 	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", tg.Addr, key, nil)
 	cmd := command("connect", "-t", listen.Addr, "-k", other)
 	cmd.Stdin = strings.NewReader("hello")
-	out, err := cmd.CombinedOutput()
-	require.Error(t, err, "%s", out)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.Error(t, cmd.Run())
 	assert.Equal(t, exitFailure, cmd.ProcessState.ExitCode())
-	assert.Contains(t, string(out), "handshake")
+	assert.Empty(t, stdout.String())
+	assert.True(t, strings.HasPrefix(stderr.String(), "spipe: connection to "+listen.Addr+": handshake: connection ended without authenticated close"+
+		" (the server ended the handshake; likely causes: a wrong key or context"), "%q", stderr.String())
+	assert.Equal(t, 1, strings.Count(stderr.String(), "\n"), "one line: %q", stderr.String())
+	assert.Contains(t, stderr.String(), "no cipher suite in common (--cipher), the forward-secrecy policy")
 	assert.Equal(t, int32(0), tg.Accepts.Load(), "target dialled for a client with the wrong key")
+}
+
+// TestStdioSIGHUPIsSilent: ssh sends SIGHUP to its ProxyCommand as it
+// exits; a stdio connect neither dies of it nor writes a word to the
+// user's terminal, and its connection goes on.
+func TestStdioSIGHUPIsSilent(t *testing.T) {
+	key := pipetest.KeyFile(t)
+	tg := pipetest.EchoTarget(t)
+	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", tg.Addr, key, nil)
+	cmd := command("connect", "-t", listen.Addr, "-k", key)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	echo := func(msg string) {
+		t.Helper()
+		_, err := stdin.Write([]byte(msg))
+		require.NoError(t, err)
+		got := make([]byte, len(msg))
+		_, err = io.ReadFull(stdout, got)
+		require.NoError(t, err)
+		assert.Equal(t, msg, string(got))
+	}
+	echo("before")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
+	time.Sleep(100 * time.Millisecond)
+	echo("after")
+	stdin.Close()
+	io.Copy(io.Discard, stdout)
+	require.NoError(t, cmd.Wait())
+	assert.Empty(t, stderr.String())
 }

@@ -55,7 +55,7 @@ type Options struct {
 	RequireForwardSecrecy bool
 	PadTo                 int
 
-	MaxConns         int
+	MaxConns         int // 0: no limit (spiped's -n 0)
 	MaxPending       int // 0: the engine's default
 	HandshakeTimeout time.Duration
 	IdleTimeout      time.Duration
@@ -103,8 +103,8 @@ func (o *Options) Validate() error {
 	if o.PadTo < 0 || o.PadTo > spipe.DefaultMaxPayload {
 		return fmt.Errorf("--pad %d: want 0 to %d", o.PadTo, spipe.DefaultMaxPayload)
 	}
-	if o.MaxConns < 1 {
-		return fmt.Errorf("--max-conns %d: must be at least 1", o.MaxConns)
+	if o.MaxConns < 0 {
+		return fmt.Errorf("--max-conns %d: want 0 (no limit) or more", o.MaxConns)
 	}
 	if o.MaxPending < 0 {
 		return fmt.Errorf("--max-pending %d: must not be negative", o.MaxPending)

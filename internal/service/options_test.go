@@ -43,7 +43,7 @@ func TestValidate(t *testing.T) {
 		{"pfs contradiction", listen, func(o *service.Options) { o.DisableForwardSecrecy, o.RequireForwardSecrecy = true, true }, "--no-pfs and --require-pfs contradict each other"},
 		{"negative pad", listen, func(o *service.Options) { o.PadTo = -5 }, "--pad -5: want 0 to 65536"},
 		{"pad above a frame", listen, func(o *service.Options) { o.PadTo = 65537 }, "--pad 65537: want 0 to 65536"},
-		{"max conns 0", listen, func(o *service.Options) { o.MaxConns = 0 }, "--max-conns 0: must be at least 1"},
+		{"negative max conns", listen, func(o *service.Options) { o.MaxConns = -1 }, "--max-conns -1: want 0 (no limit) or more"},
 		{"systemd target", listen, func(o *service.Options) { o.Target, _ = engine.ParseAddr("systemd:x") }, "-t/--target: systemd sockets are for listening (-s), not for dialling"},
 		{"negative max pending", listen, func(o *service.Options) { o.MaxPending = -1 }, "--max-pending -1: must not be negative"},
 		{"handshake timeout 0", listen, func(o *service.Options) { o.HandshakeTimeout = 0 }, "--handshake-timeout 0s: must be positive"},

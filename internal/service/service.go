@@ -187,11 +187,15 @@ func (s *Service) forwarder() *engine.Forwarder {
 		NoKeepAlive: s.opts.NoKeepAlive,
 		ProxyHeader: s.opts.ProxyProtocol,
 	}
+	maxConns := s.opts.MaxConns
+	if maxConns == 0 {
+		maxConns = -1 // no limit: the engine's convention (its zero means its default)
+	}
 	f := &engine.Forwarder{
 		Dial:             td.Dial,
 		HandshakeTimeout: s.opts.HandshakeTimeout,
 		IdleTimeout:      s.opts.IdleTimeout,
-		MaxConns:         s.opts.MaxConns,
+		MaxConns:         maxConns,
 		MaxPending:       s.opts.MaxPending,
 		ShutdownTimeout:  s.opts.ShutdownTimeout,
 		Log:              s.log,
