@@ -65,7 +65,7 @@ func (p *pipeFlags) register(fs *pflag.FlagSet, mode service.Mode) {
 	fs.StringVar(&p.metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics (ADDR: host:port or systemd:NAME)")
 	fs.BoolVar(&p.accessLog, "access-log", false, "log one info line per finished connection: peer, key fingerprint, suite,\nforward secrecy, bytes each way, duration and how it ended")
 	fs.BoolVarP(&p.foreground, "foreground", "F", false, "accepted for spiped command lines: spipe always runs in the foreground")
-	fs.BoolVarP(&p.daemonize, "daemonize", "D", false, "refused: spipe does not daemonize (run it under systemd)")
+	fs.BoolVarP(&p.daemonize, "daemonize", "D", false, "refused: spipe does not daemonize to wait for DNS (run it under systemd)")
 	_ = fs.MarkHidden("foreground")
 	_ = fs.MarkHidden("daemonize")
 }
@@ -90,7 +90,7 @@ func (p *pipeFlags) options(mode service.Mode) (service.Options, error) {
 		AccessLog:             p.accessLog,
 	}
 	if p.daemonize {
-		return o, usagef("-D: spipe does not daemonize; run it in the foreground under systemd (units in contrib/systemd) or another supervisor")
+		return o, usagef("-D: spipe does not daemonize; run it in the foreground under systemd (units in contrib/systemd) or another supervisor. It resolves the target at each connection, so it never waits for DNS at start")
 	}
 	var err error
 	if p.source != "" {
