@@ -57,8 +57,16 @@ type proc struct {
 // start runs spipe with args; the test's cleanup kills it if still alive.
 func start(t *testing.T, stdin io.Reader, args ...string) *proc {
 	t.Helper()
-	p := &proc{cmd: command(args...), stderr: &testutil.Log{}, done: make(chan struct{})}
-	p.cmd.Stdin = stdin
+	cmd := command(args...)
+	cmd.Stdin = stdin
+	return startCmd(t, cmd)
+}
+
+// startCmd starts cmd with its stderr collected; the test's cleanup kills
+// it if still alive, and shows its stderr if the test failed.
+func startCmd(t *testing.T, cmd *exec.Cmd) *proc {
+	t.Helper()
+	p := &proc{cmd: cmd, stderr: &testutil.Log{}, done: make(chan struct{})}
 	p.cmd.Stderr = p.stderr
 	require.NoError(t, p.cmd.Start())
 	go func() { p.err = p.cmd.Wait(); close(p.done) }()
@@ -66,7 +74,7 @@ func start(t *testing.T, stdin io.Reader, args ...string) *proc {
 		p.cmd.Process.Kill()
 		<-p.done
 		if t.Failed() {
-			t.Logf("spipe %s stderr:\n%s", strings.Join(args, " "), p.stderr.String())
+			t.Logf("%s stderr:\n%s", strings.Join(cmd.Args, " "), p.stderr.String())
 		}
 	})
 	return p

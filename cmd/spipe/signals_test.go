@@ -28,23 +28,9 @@ import (
 // and both processes exit 0.
 func TestSIGTERMDrains(t *testing.T) {
 	key := pipetest.KeyFile(t)
-	release := make(chan struct{})
-	tg := pipetest.NewTarget(t, func(c net.Conn) {
-		<-release // hold the answer until the signals are sent
-		io.Copy(c, c)
-		c.(*net.TCPConn).CloseWrite()
-	})
+	tg, release := pipetest.HeldEchoTarget(t)
 	addr, listen, connect := pair(t, tg.Addr, key, "--shutdown-timeout", "20s")
-	c := pipetest.Dial(t, addr)
-	msg := pipetest.RandomBytes(2 << 20)
-	got := make(chan []byte, 1)
-	require.NoError(t, c.SetDeadline(time.Now().Add(30*time.Second)))
-	go func() {
-		go func() { c.Write(msg); c.CloseWrite() }()
-		b, _ := io.ReadAll(c) // checked below: a short read fails the comparison
-		got <- b
-	}()
-	require.Eventually(t, func() bool { return tg.Accepts.Load() == 1 }, 10*time.Second, 10*time.Millisecond)
+	tr := pipetest.StartTransfer(t, addr, tg, 2<<20)
 
 	listen.signal(t, syscall.SIGTERM)
 	connect.signal(t, syscall.SIGTERM)
@@ -53,8 +39,8 @@ func TestSIGTERMDrains(t *testing.T) {
 	_, err := net.DialTimeout("tcp", addr, time.Second)
 	assert.Error(t, err, "connect still accepting after SIGTERM")
 
-	close(release)
-	assert.True(t, bytes.Equal(msg, <-got), "transfer in flight not completed intact")
+	release()
+	assert.True(t, bytes.Equal(tr.Sent, <-tr.Got), "transfer in flight not completed intact")
 	assert.Equal(t, 0, listen.wait(t, 10*time.Second))
 	assert.Equal(t, 0, connect.wait(t, 10*time.Second))
 }
@@ -171,19 +157,10 @@ func TestStdioSIGHUPIsSilent(t *testing.T) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
-	echo := func(msg string) {
-		t.Helper()
-		_, err := stdin.Write([]byte(msg))
-		require.NoError(t, err)
-		got := make([]byte, len(msg))
-		_, err = io.ReadFull(stdout, got)
-		require.NoError(t, err)
-		assert.Equal(t, msg, string(got))
-	}
-	echo("before")
+	pipetest.EchoOver(t, stdin, stdout, "before")
 	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
 	time.Sleep(100 * time.Millisecond)
-	echo("after")
+	pipetest.EchoOver(t, stdin, stdout, "after")
 	stdin.Close()
 	io.Copy(io.Discard, stdout)
 	require.NoError(t, cmd.Wait())

@@ -8,9 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
-	"github.com/spipe-dev/spipe/internal/testutil"
 	"github.com/spipe-dev/spipe/internal/testutil/pipetest"
 )
 
@@ -31,17 +29,7 @@ func socketActivated(t *testing.T, addr, name string, args ...string) *proc {
 	if name != "" {
 		sa = append(sa, "--fdname="+name)
 	}
-	p := &proc{cmd: exec.Command(activate, append(append(sa, os.Args[0]), args...)...), stderr: &testutil.Log{}, done: make(chan struct{})}
-	p.cmd.Stderr = p.stderr
-	require.NoError(t, p.cmd.Start())
-	go func() { p.err = p.cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
-		p.cmd.Process.Kill()
-		<-p.done
-		if t.Failed() {
-			t.Logf("systemd-socket-activate ... spipe %v stderr:\n%s", args, p.stderr.String())
-		}
-	})
+	p := startCmd(t, exec.Command(activate, append(append(sa, os.Args[0]), args...)...))
 	p.waitLog(t, `Listening on `)
 	return p
 }

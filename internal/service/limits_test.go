@@ -107,23 +107,9 @@ func TestIdleTimeout(t *testing.T) {
 // intact and Run returns nil on both.
 func TestShutdownDrains(t *testing.T) {
 	key := pipetest.KeyFile(t)
-	release := make(chan struct{})
-	tg := pipetest.NewTarget(t, func(c net.Conn) {
-		<-release // hold the answer until the shutdown has begun
-		io.Copy(c, c)
-		c.(*net.TCPConn).CloseWrite()
-	})
+	tg, release := pipetest.HeldEchoTarget(t)
 	listen, connect := pipetest.Pair(t, tg.Addr, key, func(o *service.Options) { o.ShutdownTimeout = 20 * time.Second })
-	c := pipetest.Dial(t, connect.Addr)
-	msg := pipetest.RandomBytes(2 << 20)
-	got := make(chan []byte, 1)
-	require.NoError(t, c.SetDeadline(time.Now().Add(30*time.Second)))
-	go func() {
-		go func() { c.Write(msg); c.CloseWrite() }()
-		b, _ := io.ReadAll(c) // checked below: a short read fails the comparison
-		got <- b
-	}()
-	require.Eventually(t, func() bool { return tg.Accepts.Load() == 1 }, 10*time.Second, 10*time.Millisecond)
+	tr := pipetest.StartTransfer(t, connect.Addr, tg, 2<<20)
 
 	listen.Shutdown()
 	connect.Shutdown()
@@ -132,8 +118,8 @@ func TestShutdownDrains(t *testing.T) {
 	_, err := net.DialTimeout("tcp", connect.Addr, time.Second)
 	assert.Error(t, err, "connect still accepting after the shutdown began")
 
-	close(release)
-	assert.True(t, bytes.Equal(msg, <-got), "transfer in flight not completed intact")
+	release()
+	assert.True(t, bytes.Equal(tr.Sent, <-tr.Got), "transfer in flight not completed intact")
 	assert.NoError(t, listen.Wait(t, 10*time.Second))
 	assert.NoError(t, connect.Wait(t, 10*time.Second))
 }

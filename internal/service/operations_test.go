@@ -97,18 +97,10 @@ func TestStdioIsQuiet(t *testing.T) {
 	c := pipetest.Start(t, service.Connect, "", listen.Addr, key, func(o *service.Options) {
 		o.Stdin, o.Stdout = inR, outW
 	})
-	echo := func(msg string) {
-		t.Helper()
-		go inW.Write([]byte(msg))
-		got := make([]byte, len(msg))
-		_, err := io.ReadFull(outR, got)
-		require.NoError(t, err)
-		assert.Equal(t, msg, string(got))
-	}
-	echo("before")
+	pipetest.EchoOver(t, inW, outR, "before")
 	c.Reload()
 	c.Log.Wait(t, `level=DEBUG msg="signal ignored: a stdio connection has no keys to reload"`, nil)
-	echo("after")
+	pipetest.EchoOver(t, inW, outR, "after")
 	inW.Close()
 	go io.Copy(io.Discard, outR)
 	require.NoError(t, c.Wait(t, 10*time.Second))

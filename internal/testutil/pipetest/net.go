@@ -132,11 +132,19 @@ func TryEcho(addr, msg string) error {
 func EchoOnce(t testing.TB, c net.Conn, msg string) {
 	t.Helper()
 	require.NoError(t, c.SetDeadline(time.Now().Add(10*time.Second)))
-	_, err := c.Write([]byte(msg))
-	require.NoError(t, err)
+	EchoOver(t, c, c, msg)
+}
+
+// EchoOver writes msg to w and requires it back from r: an echo through a
+// stdio connection's two pipes, or through one socket.
+func EchoOver(t testing.TB, w io.Writer, r io.Reader, msg string) {
+	t.Helper()
+	errc := make(chan error, 1)
+	go func() { _, err := w.Write([]byte(msg)); errc <- err }() // a pipe's Write waits for the reader
 	buf := make([]byte, len(msg))
-	_, err = io.ReadFull(c, buf)
+	_, err := io.ReadFull(r, buf)
 	require.NoError(t, err)
+	require.NoError(t, <-errc)
 	require.Equal(t, msg, string(buf))
 }
 
@@ -181,4 +189,46 @@ func Metric(body, series string) float64 {
 		return -1
 	}
 	return v
+}
+
+// HeldEchoTarget is an echo target that holds every answer until release
+// is called: with it a test keeps a transfer in flight while it does
+// something else (a shutdown, a reload).
+func HeldEchoTarget(t testing.TB) (tg *Target, release func()) {
+	held := make(chan struct{})
+	var once sync.Once
+	tg = NewTarget(t, func(c net.Conn) {
+		<-held
+		io.Copy(c, c)
+		c.(*net.TCPConn).CloseWrite()
+	})
+	release = func() { once.Do(func() { close(held) }) }
+	t.Cleanup(release)
+	return tg, release
+}
+
+// Transfer is an echo of Sent started through a pipe; Got receives what
+// came back once the connection ends (short if it was cut).
+type Transfer struct {
+	Sent []byte
+	Got  <-chan []byte
+}
+
+// StartTransfer connects to addr and echoes n random bytes through it in
+// the background, returning once tg (the pipe's target) has accepted the
+// connection.
+func StartTransfer(t testing.TB, addr string, tg *Target, n int) Transfer {
+	t.Helper()
+	before := tg.Accepts.Load()
+	c := Dial(t, addr)
+	msg := RandomBytes(n)
+	got := make(chan []byte, 1)
+	require.NoError(t, c.SetDeadline(time.Now().Add(30*time.Second)))
+	go func() {
+		go func() { c.Write(msg); c.CloseWrite() }()
+		b, _ := io.ReadAll(c) // the caller compares: a short read fails
+		got <- b
+	}()
+	require.Eventually(t, func() bool { return tg.Accepts.Load() > before }, 10*time.Second, 10*time.Millisecond)
+	return Transfer{Sent: msg, Got: got}
 }
