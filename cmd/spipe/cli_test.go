@@ -84,6 +84,12 @@ func TestKeyFingerprint(t *testing.T) {
 	code, _, errs = invoke("", "key", "fingerprint")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errs, "requires at least 1 arg(s)")
+	code, _, errs = invoke("", "key", "fingerprnt", a)
+	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, "spipe: unknown command \"fingerprnt\" for \"spipe key\" (try: spipe key fingerprint FILE)\n", errs)
+	code, out, _ = invoke("", "key")
+	assert.Zero(t, code)
+	assert.Contains(t, out, "fingerprint")
 }
 
 // TestCipherNames: --help and the error for a bad --cipher list every

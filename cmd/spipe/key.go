@@ -12,6 +12,15 @@ func (a *app) keyCommand() *cobra.Command {
 	key := &cobra.Command{
 		Use:   "key",
 		Short: "Inspect key files",
+		// Runnable only to refuse what is not a subcommand: cobra would
+		// print the help and exit 0.
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			return usagef("unknown command %q for \"spipe key\" (try: spipe key fingerprint FILE)", args[0])
+		},
 	}
 	key.AddCommand(&cobra.Command{
 		Use:   "fingerprint FILE|-...",
