@@ -1,7 +1,7 @@
 # spipe — build, test and measure. `make test` is what CI runs.
 GO          ?= go
-GOBIN       := $(shell $(GO) env GOPATH)/bin
-STATICCHECK ?= $(GOBIN)/staticcheck
+# Pinned in go.mod (tool directive): no separate install.
+STATICCHECK ?= $(GO) tool staticcheck
 FUZZTIME    ?= 10s
 BENCHCOUNT  ?= 6
 BIN         := bin/spipe
@@ -14,10 +14,20 @@ build:
 	$(GO) build ./...
 
 # The suite CI runs: lint, the frozen API, the race-checked tests, and the
-# pure-Go build.
+# pure-Go build. Programs the tests run that Debian does not have by
+# default are installed first when missing (as root; otherwise the command
+# is printed).
 test: check-generated lint api-check unit test-qemu
 
-unit:
+# qemu-user for test-qemu; systemd for systemd-socket-activate and
+# systemd-analyze, with which cmd/spipe tests socket activation and the
+# units in contrib/systemd.
+TEST_TOOLS := qemu-x86_64:qemu-user systemd-socket-activate:systemd systemd-analyze:systemd
+.PHONY: test-tools
+test-tools:
+	@bash scripts/need.sh $(TEST_TOOLS)
+
+unit: test-tools
 	$(GO) test -race ./...
 	$(GO) test -tags purego ./...
 
@@ -135,7 +145,7 @@ QEMU        ?= qemu-x86_64
 QEMU_PKGS   ?= ./internal/chachacore ./pkg/chacha20 ./internal/salsacore ./pkg/salsa20 ./internal/poly1305
 QEMU_MODELS ?= Haswell:avx2 Penryn:ssse3
 .PHONY: test-qemu
-test-qemu:
+test-qemu: test-tools
 	@command -v $(QEMU) >/dev/null || { echo "test-qemu needs $(QEMU) (apt-get install qemu-user)"; exit 1; }
 	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	for pkg in $(QEMU_PKGS); do \

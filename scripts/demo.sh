@@ -26,7 +26,7 @@ $GO build -o "$BIN" ./cmd/spipe
 $GO build -o "$work/pipecheck" ./internal/tools/pipecheck
 check="$work/pipecheck"
 
-"$BIN" keygen "$work/key"
+echo "== key (fingerprint, file): $("$BIN" keygen "$work/key")"
 sink=127.0.0.1:$("$check" freeport)
 lsn=127.0.0.1:$("$check" freeport)
 con=127.0.0.1:$("$check" freeport)

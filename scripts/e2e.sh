@@ -40,7 +40,7 @@ $GO build -o "$work/pipecheck" ./internal/tools/pipecheck
 BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 check="$work/pipecheck"
 port() { "$check" freeport; }
-"$BIN" keygen "$work/key"
+"$BIN" keygen "$work/key" >/dev/null
 
 # --- 1. sshd through spipe ------------------------------------------------
 echo "== sshd through spipe"
@@ -53,11 +53,13 @@ lsn_ssh=$(port)
 "$check" wait -c "127.0.0.1:$sshd_port" || fail "sshd did not start"
 "$check" wait -c "127.0.0.1:$lsn_ssh" || fail "spipe listen did not start"
 
+# The ProxyCommand logs at the default level, as a user's would: in stdio
+# mode it must stay silent, SIGHUP from ssh on exit included.
 ssh_run() {
   ssh -F /dev/null -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
     -o LogLevel=ERROR -o ConnectTimeout=20 -i "$work/user_key" \
-    -o ProxyCommand="$BIN connect -t 127.0.0.1:$lsn_ssh -k $work/key --log-level warn" \
-    "$(id -un)@spipe-e2e" "$@" 2>>"$work/ssh.log"
+    -o ProxyCommand="$BIN connect -t [%h]:$lsn_ssh -k $work/key" \
+    "$(id -un)@127.0.0.1" "$@" 2>>"$work/ssh.log"
 }
 out=$(ssh_run 'echo hello from sshd; echo "user=$(id -un)"') || fail "ssh through spipe"
 [ "$(echo "$out" | head -1)" = "hello from sshd" ] || fail "ssh output: $out"
@@ -67,15 +69,19 @@ want=$(sha256sum <"$work/upload.bin" | cut -d' ' -f1)
 got=$(ssh_run 'sha256sum' <"$work/upload.bin" | cut -d' ' -f1) || fail "ssh upload"
 [ "$got" = "$want" ] || fail "20 MB through ssh: sha256 $got, want $want"
 echo "   20 MB through the ssh session: sha256 matches"
-"$BIN" keygen "$work/wrong-key"
+[ ! -s "$work/ssh.log" ] || fail "the ProxyCommand wrote to the terminal: $(cat "$work/ssh.log")"
+echo "   spipe connect as ProxyCommand ([%h]) said nothing on the terminal"
+"$BIN" keygen "$work/wrong-key" >/dev/null
 if ssh -F /dev/null -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
     -o LogLevel=ERROR -o ConnectTimeout=20 -i "$work/user_key" \
-    -o ProxyCommand="$BIN connect -t 127.0.0.1:$lsn_ssh -k $work/wrong-key --log-level error" \
+    -o ProxyCommand="$BIN connect -t 127.0.0.1:$lsn_ssh -k $work/wrong-key" \
     "$(id -un)@spipe-e2e" true 2>>"$work/ssh-wrong-key.log"; then
   fail "ssh got through spipe with the wrong key"
 fi
 grep -q 'stage=handshake reason=auth' "$work/listen-ssh.log" || fail "spipe listen did not log the wrong key"
-echo "   ssh with the wrong spipe key is refused at the spipe handshake"
+[ "$(grep -c '^spipe: .*likely causes: a wrong key' "$work/ssh-wrong-key.log")" = 1 ] ||
+  fail "the refused ProxyCommand did not say why in one line: $(cat "$work/ssh-wrong-key.log")"
+echo "   ssh with the wrong spipe key is refused at the spipe handshake; the user sees one line with the likely causes"
 
 # --- 2. curl through spipe ------------------------------------------------
 echo "== curl through spipe connect/listen from python3 -m http.server"

@@ -3,21 +3,23 @@ package main
 import (
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/spipe-dev/spipe/internal/testutil/pipetest"
 )
 
 // TestBadInvocations: every mistake on the command line or in the key
 // file is one line on stderr, "spipe: ...", with exit code 2 for the
-// command line and 1 for the rest, and nothing starts serving.
+// command line and 1 for the rest, and nothing starts serving. The command
+// runs in this process: run is main but for os.Exit.
 func TestBadInvocations(t *testing.T) {
 	dir := t.TempDir()
-	key := keyFile(t)
+	key := pipetest.KeyFile(t)
 	short := filepath.Join(dir, "short")
 	require.NoError(t, os.WriteFile(short, []byte("0123456789abcdef0123456789abcde"), 0o600)) // 31 bytes
 	exists := filepath.Join(dir, "exists")
@@ -49,10 +51,10 @@ func TestBadInvocations(t *testing.T) {
 		{"bad port", []string{"listen", "-s", ":0", "-t", "127.0.0.1:70000", "-k", key}, 2, `port "70000" is not a number from 0 to 65535`},
 		{"target port 0", []string{"listen", "-s", ":0", "-t", "127.0.0.1:0", "-k", key}, 2, "port 0 cannot be dialled"},
 		{"bad bind", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "-b", "example.com"}, 2, `-b/--bind: source address "example.com"`},
-		{"bad cipher", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--cipher", "rot13"}, 2, `--cipher: aead: unknown suite "rot13"; valid names (aliases in parentheses): chacha20-poly1305 (chacha20);`},
+		{"bad cipher", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--cipher", "rot13"}, 2, `--cipher: unknown suite "rot13"; valid names (aliases in parentheses): chacha20-poly1305 (chacha20);`},
 		{"pfs contradiction", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--no-pfs", "--require-pfs"}, 2, "--no-pfs and --require-pfs contradict each other"},
-		{"max conns 0", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--max-conns", "0"}, 2, "--max-conns 0: must be at least 1"},
-		{"max conns not a number", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--max-conns", "many"}, 2, `invalid argument "many" for "--max-conns"`},
+		{"negative max conns", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--max-conns", "-1"}, 2, "--max-conns -1: want 0 (no limit) or more"},
+		{"max conns not a number", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--max-conns", "many"}, 2, `invalid argument "many" for "-n, --max-conns"`},
 		{"negative max pending", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--max-pending", "-1"}, 2, "--max-pending -1: must not be negative"},
 		{"max pending on connect", []string{"connect", "-t", tg, "-k", key, "--max-pending", "5"}, 2, "unknown flag: --max-pending"},
 		{"handshake timeout 0", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--handshake-timeout", "0s"}, 2, "--handshake-timeout 0s: must be positive"},
@@ -62,7 +64,7 @@ func TestBadInvocations(t *testing.T) {
 		{"bad pad", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--pad", "-5"}, 2, "--pad -5: want 0 to 65536"},
 		{"bad log level", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--log-level", "loud"}, 2, `--log-level "loud": want debug, info, warn or error`},
 		{"bad log format", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--log-format", "xml"}, 2, `--log-format "xml": want text or json`},
-		{"stdin key without -s", []string{"connect", "-t", tg, "-k", "-"}, 1, "-k - needs -s: without -s, standard input carries the connection"},
+		{"stdin key without -s", []string{"connect", "-t", tg, "-k", "-"}, 2, "-k - needs -s: without -s, standard input carries the connection"},
 		{"missing key file", []string{"listen", "-s", ":0", "-t", tg, "-k", filepath.Join(dir, "nope")}, 1, "key file " + filepath.Join(dir, "nope") + ": no such file"},
 		{"key file is a directory", []string{"listen", "-s", ":0", "-t", tg, "-k", dir}, 1, "key file " + dir + ": is a directory"},
 		{"key file too short", []string{"listen", "-s", ":0", "-t", tg, "-k", short}, 1, "key file " + short + " is too short: a key needs at least 32 bytes"},
@@ -79,20 +81,14 @@ func TestBadInvocations(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := exec.Command(spipeBin, tc.args...)
-			cmd.Stdin = strings.NewReader("too short") // for -k -
-			var stdout, stderr strings.Builder
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			var ee *exec.ExitError
-			require.ErrorAs(t, err, &ee, "exit 0; stderr %q", stderr.String())
-			assert.Equal(t, tc.code, ee.ExitCode(), "stderr %q", stderr.String())
-			lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
-			assert.Len(t, lines, 1, "want one line on stderr, got %q", stderr.String())
+			code, stdout, stderr := invoke("too short", tc.args...) // stdin for -k -
+			assert.Equal(t, tc.code, code, "stderr %q", stderr)
+			lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+			assert.Len(t, lines, 1, "want one line on stderr, got %q", stderr)
 			assert.True(t, strings.HasPrefix(lines[0], "spipe: "), "%q", lines[0])
 			assert.Contains(t, lines[0], tc.msg)
-			assert.NotContains(t, stderr.String(), "msg=serving")
-			assert.Empty(t, stdout.String())
+			assert.NotContains(t, stderr, "msg=serving")
+			assert.Empty(t, stdout)
 		})
 	}
 	b, err := os.ReadFile(exists)
@@ -102,8 +98,8 @@ func TestBadInvocations(t *testing.T) {
 
 func TestKeygen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "k")
-	out, err := exec.Command(spipeBin, "keygen", path).CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	code, out, errs := invoke("", "keygen", path)
+	require.Zero(t, code, "%s%s", out, errs)
 	fi, err := os.Stat(path)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
@@ -111,8 +107,8 @@ func TestKeygen(t *testing.T) {
 	require.NoError(t, err)
 	assert.Regexp(t, `^[0-9a-f]{64}\n$`, string(first))
 
-	out, err = exec.Command(spipeBin, "keygen", "--force", path).CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	code, out, errs = invoke("", "keygen", "--force", path)
+	require.Zero(t, code, "%s%s", out, errs)
 	second, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Regexp(t, `^[0-9a-f]{64}\n$`, string(second))
@@ -120,47 +116,65 @@ func TestKeygen(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
-	out, err := exec.Command(spipeBin, "version").Output()
-	require.NoError(t, err)
-	assert.Regexp(t, `(?m)^spipe \S+\ngo go1\.\S+ \w+/\w+\nchacha20 kernel: (avx512|avx2|ssse3|generic)\nsalsa20 kernel: (avx512|avx2|ssse3|generic)\npoly1305 kernel: (avx512ifma|avx2|scalar|generic)\n$`, string(out))
+	code, out, _ := invoke("", "version")
+	require.Zero(t, code)
+	assert.Regexp(t, `(?m)^spipe \S+\nrevision (unknown|[0-9a-f]{40}(\+modified)?)\ngo go1\.\S+ \w+/\w+\nchacha20 kernel: (avx512|avx2|ssse3|generic)\nsalsa20 kernel: (avx512|avx2|ssse3|generic)\npoly1305 kernel: (avx512ifma|avx2|scalar|generic)\n$`, out)
 }
 
 func TestBench(t *testing.T) {
-	cmd := exec.Command(spipeBin, "bench", "--time", "5ms", "--size", "4096")
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Run(), stderr.String())
-	assert.Contains(t, stderr.String(), "\rbench  1/", "no progress line")
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	code, stdout, stderr := invoke("", "bench", "--time", "5ms", "--size", "4096")
+	require.Zero(t, code, stderr)
+	assert.Contains(t, stderr, "\rbench  1/", "no progress line")
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	require.Greater(t, len(lines), 6)
 	assert.Regexp(t, `^CIPHER\s+MEASURE\s+KERNEL\s+MB/s$`, lines[0])
 	for _, want := range []string{"chacha20", "chacha8", "salsa20", "chacha20-poly1305", "xsalsa20-poly1305", "xchacha20-poly1305"} {
-		assert.Regexp(t, `(?m)^`+regexpQuote(want)+`\s+(keystream|aead seal)\s+\w+\s+[1-9]\d*$`, stdout.String())
+		assert.Regexp(t, `(?m)^`+regexpQuote(want)+`\s+(keystream|aead seal)\s+\w+\s+[1-9]\d*$`, stdout)
 	}
 }
 
 func TestHelpHasExamples(t *testing.T) {
 	for _, sub := range []string{"listen", "connect", "keygen", "version", "bench"} {
-		out, err := exec.Command(spipeBin, sub, "--help").Output()
-		require.NoError(t, err, sub)
-		assert.Contains(t, string(out), "Examples:", sub)
+		code, out, _ := invoke("", sub, "--help")
+		require.Zero(t, code, sub)
+		assert.Contains(t, out, "Examples:", sub)
 	}
 }
 
 func TestCompletion(t *testing.T) {
-	out, err := exec.Command(spipeBin, "completion", "bash").Output()
-	require.NoError(t, err)
-	assert.Contains(t, string(out), "__start_spipe")
+	code, out, _ := invoke("", "completion", "bash")
+	require.Zero(t, code)
+	assert.Contains(t, out, "__start_spipe")
 }
 
 func TestManPages(t *testing.T) {
 	dir := t.TempDir()
-	out, err := exec.Command(spipeBin, "man", dir).CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	code, out, errs := invoke("", "man", dir)
+	require.Zero(t, code, "%s%s", out, errs)
+	// Every page has its own name in its header.
+	for file, title := range map[string]string{
+		"spipe.1": "SPIPE", "spipe-listen.1": "SPIPE-LISTEN", "spipe-connect.1": "SPIPE-CONNECT",
+		"spipe-keygen.1": "SPIPE-KEYGEN", "spipe-key-fingerprint.1": "SPIPE-KEY-FINGERPRINT",
+	} {
+		page, err := os.ReadFile(filepath.Join(dir, file))
+		require.NoError(t, err, file)
+		assert.Contains(t, string(page), `.TH "`+title+`" "1"`, file)
+	}
 	page, err := os.ReadFile(filepath.Join(dir, "spipe-listen.1"))
 	require.NoError(t, err)
-	assert.Contains(t, string(page), `.TH "SPIPE"`)
 	assert.Contains(t, string(page), "--handshake-timeout")
+	// spipe(1) has the sections a manual page of a daemon needs, in
+	// order, before SEE ALSO.
+	root, err := os.ReadFile(filepath.Join(dir, "spipe.1"))
+	require.NoError(t, err)
+	last := 0
+	for _, section := range []string{".SH DESCRIPTION", ".SH EXIT STATUS", ".SH SIGNALS", ".SH FILES", ".SH KEY FORMAT", ".SH SEE ALSO"} {
+		at := strings.Index(string(root), "\n"+section+"\n")
+		if assert.Greater(t, at, last, "%s missing or out of order", section) {
+			last = at
+		}
+	}
+	assert.Contains(t, string(root), "SHA-256 of the key file's whole content")
 }
 
 func regexpQuote(s string) string {

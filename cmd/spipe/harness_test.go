@@ -2,75 +2,54 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/spipe-dev/spipe/internal/testutil"
 )
 
-// spipeBin is the tool under test, built once by TestMain with the same
-// race and purego settings as the test binary.
-var spipeBin string
+// asCommand, set in the environment, makes the test binary run as spipe
+// itself: tests that need a real process (signals, exit status) re-run
+// their own binary, which carries the build's race and purego settings.
+const asCommand = "SPIPE_TEST_AS_COMMAND"
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "spipe-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	if os.Getenv(asCommand) == "1" {
+		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	spipeBin = filepath.Join(dir, "spipe")
-	args := []string{"build", "-o", spipeBin}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	if puregoEnabled {
-		args = append(args, "-tags", "purego")
-	}
-	build := exec.Command("go", append(args, ".")...)
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building spipe:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
-// syncBuffer collects a process's stderr while tests read it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+// command returns an exec.Cmd that runs spipe with args.
+func command(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), asCommand+"=1")
+	return cmd
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
+// invoke runs the command line in this process, as main does, and returns
+// the exit code, stdout and stderr.
+func invoke(stdin string, args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = run(args, io.NopCloser(strings.NewReader(stdin)), nopCloser{&out}, nopCloser{&errb})
+	return code, out.String(), errb.String()
 }
 
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type nopCloser struct{ io.Writer }
 
-// proc is a running spipe.
+func (nopCloser) Close() error { return nil }
+
+// proc is a running spipe process.
 type proc struct {
 	cmd    *exec.Cmd
-	stderr *syncBuffer
+	stderr *testutil.Log
 	done   chan struct{}
 	err    error
 }
@@ -78,8 +57,16 @@ type proc struct {
 // start runs spipe with args; the test's cleanup kills it if still alive.
 func start(t *testing.T, stdin io.Reader, args ...string) *proc {
 	t.Helper()
-	p := &proc{cmd: exec.Command(spipeBin, args...), stderr: &syncBuffer{}, done: make(chan struct{})}
-	p.cmd.Stdin = stdin
+	cmd := command(args...)
+	cmd.Stdin = stdin
+	return startCmd(t, cmd)
+}
+
+// startCmd starts cmd with its stderr collected; the test's cleanup kills
+// it if still alive, and shows its stderr if the test failed.
+func startCmd(t *testing.T, cmd *exec.Cmd) *proc {
+	t.Helper()
+	p := &proc{cmd: cmd, stderr: &testutil.Log{}, done: make(chan struct{})}
 	p.cmd.Stderr = p.stderr
 	require.NoError(t, p.cmd.Start())
 	go func() { p.err = p.cmd.Wait(); close(p.done) }()
@@ -87,7 +74,7 @@ func start(t *testing.T, stdin io.Reader, args ...string) *proc {
 		p.cmd.Process.Kill()
 		<-p.done
 		if t.Failed() {
-			t.Logf("spipe %s stderr:\n%s", strings.Join(args, " "), p.stderr.String())
+			t.Logf("%s stderr:\n%s", strings.Join(cmd.Args, " "), p.stderr.String())
 		}
 	})
 	return p
@@ -113,23 +100,7 @@ func (p *proc) signal(t *testing.T, sig syscall.Signal) {
 // (or the whole match).
 func (p *proc) waitLog(t *testing.T, re string) string {
 	t.Helper()
-	rx := regexp.MustCompile(re)
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if m := rx.FindStringSubmatch(p.stderr.String()); m != nil {
-			return m[len(m)-1]
-		}
-		select {
-		case <-p.done:
-			if m := rx.FindStringSubmatch(p.stderr.String()); m != nil {
-				return m[len(m)-1]
-			}
-			t.Fatalf("spipe exited (%v) before logging %q; stderr:\n%s", p.err, re, p.stderr.String())
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	t.Fatalf("spipe did not log %q; stderr:\n%s", re, p.stderr.String())
-	return ""
+	return p.stderr.Wait(t, re, p.done)
 }
 
 // serving starts spipe with args (which must listen on a port-0 or
@@ -140,87 +111,11 @@ func serving(t *testing.T, args ...string) (*proc, string) {
 	return p, p.waitLog(t, `msg=serving mode=\w+ source=(\S+)`)
 }
 
-// keyFile writes a fresh key with "spipe keygen" and returns its path.
-func keyFile(t *testing.T) string {
+// pair starts "spipe listen" in front of target and "spipe connect" in
+// front of that, and returns the address clients use and both processes.
+func pair(t *testing.T, target, key string, extra ...string) (addr string, listen, connect *proc) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "key")
-	out, err := exec.Command(spipeBin, "keygen", path).CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	return path
-}
-
-// target is an in-test server standing for the program behind spipe.
-type target struct {
-	ln      net.Listener
-	accepts atomic.Int32
-	addr    string
-}
-
-// echoTarget echoes each connection's bytes back and half-closes when
-// the client does, so both directions of half-close are exercised.
-func echoTarget(t *testing.T) *target {
-	return newTarget(t, func(c net.Conn) {
-		io.Copy(c, c)
-		c.(*net.TCPConn).CloseWrite()
-	})
-}
-
-func newTarget(t *testing.T, serve func(net.Conn)) *target {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	tg := &target{ln: ln, addr: ln.Addr().String()}
-	var wg sync.WaitGroup
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			tg.accepts.Add(1)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				serve(c)
-			}()
-		}
-	}()
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	return tg
-}
-
-// pair starts "spipe listen" in front of tg and "spipe connect" in front
-// of that, and returns the address clients use and both processes.
-func pair(t *testing.T, tg *target, key string, extra ...string) (addr string, listen, connect *proc) {
-	t.Helper()
-	listen, laddr := serving(t, append([]string{"listen", "-s", "127.0.0.1:0", "-t", tg.addr, "-k", key}, extra...)...)
+	listen, laddr := serving(t, append([]string{"listen", "-s", "127.0.0.1:0", "-t", target, "-k", key}, extra...)...)
 	connect, caddr := serving(t, append([]string{"connect", "-s", "127.0.0.1:0", "-t", laddr, "-k", key}, extra...)...)
 	return caddr, listen, connect
-}
-
-func dial(t *testing.T, addr string) *net.TCPConn {
-	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	return c.(*net.TCPConn)
-}
-
-// roundTrip sends msg, half-closes and returns everything read back.
-func roundTrip(t *testing.T, c *net.TCPConn, msg []byte) []byte {
-	t.Helper()
-	require.NoError(t, c.SetDeadline(time.Now().Add(30*time.Second)))
-	errc := make(chan error, 1)
-	go func() {
-		_, err := c.Write(msg)
-		if err == nil {
-			err = c.CloseWrite()
-		}
-		errc <- err
-	}()
-	got, err := io.ReadAll(c)
-	require.NoError(t, err)
-	require.NoError(t, <-errc)
-	return got
 }

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"os/signal"
-	"slices"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -15,8 +12,6 @@ import (
 
 	"github.com/spipe-dev/spipe/internal/engine"
 	"github.com/spipe-dev/spipe/internal/service"
-	"github.com/spipe-dev/spipe/pkg/aead"
-	"github.com/spipe-dev/spipe/pkg/spipe"
 )
 
 // pipeFlags are the flags "listen" and "connect" share, as typed.
@@ -37,65 +32,70 @@ type pipeFlags struct {
 	pidFile              string
 	metrics              string
 	proxyProtocol        bool
+	accessLog            bool
+	// spiped's -F and -D, accepted so that its command lines explain
+	// themselves (see spipedFlags).
+	foreground, daemonize bool
 }
 
 func (p *pipeFlags) register(fs *pflag.FlagSet, mode service.Mode) {
 	if mode == service.Listen {
-		fs.StringVarP(&p.source, "source", "s", "", "`ADDR` to accept encrypted connections on: host:port, [v6]:port or /abs/unix.sock (required)")
+		fs.StringVarP(&p.source, "source", "s", "", "`ADDR` to accept encrypted connections on: host:port, [v6]:port, /abs/unix.sock,\nor systemd / systemd:NAME for a socket passed by systemd (required)")
 		fs.StringVarP(&p.target, "target", "t", "", "`ADDR` to forward the plaintext to: host:port or /abs/unix.sock (required)")
 		fs.StringArrayVarP(&p.keys, "key", "k", nil, "key `FILE` (repeat to admit several keys during rotation; - reads it from stdin)")
 		fs.BoolVar(&p.proxyProtocol, "proxy-protocol", false, "send a PROXY protocol v2 header to the target with the client's address")
 		fs.IntVar(&p.maxPending, "max-pending", 0, "`N` connections at once still in their handshake; peers that stall fill these, not --max-conns\n(0: --max-conns or 1024, whichever is larger)")
 	} else {
-		fs.StringVarP(&p.source, "source", "s", "", "`ADDR` to accept plaintext connections on: host:port, [v6]:port or /abs/unix.sock\n(without it: one connection over stdin/stdout, for ssh's ProxyCommand)")
+		fs.StringVarP(&p.source, "source", "s", "", "`ADDR` to accept plaintext connections on: host:port, [v6]:port, /abs/unix.sock,\nsystemd or systemd:NAME (without it: one connection over stdin/stdout, for ssh's ProxyCommand)")
 		fs.StringVarP(&p.target, "target", "t", "", "`ADDR` of the spipe listen to connect to: host:port or /abs/unix.sock (required)")
 		fs.StringArrayVarP(&p.keys, "key", "k", nil, "key `FILE` (- reads it from stdin)")
 	}
-	fs.StringVar(&p.cipher, "cipher", "", "comma-separated `SUITES` in preference order (default chacha20-poly1305,xsalsa20-poly1305)")
-	fs.StringVar(&p.context, "context", "", "name of this tunnel (up to 255 bytes), bound into every handshake; both ends must give the same one.\nGive tunnels that share a key distinct contexts, so none can be redirected into another")
-	fs.BoolVar(&p.noPFS, "no-pfs", false, "skip the X25519 exchange (faster handshakes, no forward secrecy)")
-	fs.BoolVar(&p.requirePFS, "require-pfs", false, "refuse peers that skip the X25519 exchange")
+	fs.StringVar(&p.cipher, "cipher", "", "comma-separated `SUITES` in preference order, from: "+suiteNames()+"\n(default "+defaultSuites()+"; reduced-round suites are used only if both ends list them)")
+	fs.StringVar(&p.context, "context", "", "name of this tunnel (up to 255 bytes), bound into every handshake; both ends must give the same one.\nTunnels that share a key need distinct contexts, or one can be redirected into another")
+	fs.BoolVarP(&p.noPFS, "no-pfs", "f", false, "skip the X25519 exchange (faster handshakes, no forward secrecy; spiped's -f)")
+	fs.BoolVarP(&p.requirePFS, "require-pfs", "g", false, "refuse peers that skip the X25519 exchange (spiped's -g)")
 	fs.IntVar(&p.padTo, "pad", 0, "pad every frame to a multiple of `N` bytes, hiding write sizes (0: off)")
-	fs.IntVar(&p.maxConns, "max-conns", 100, "`N` connections handled at once; more wait until one ends")
-	fs.DurationVar(&p.handshakeTimeout, "handshake-timeout", 10*time.Second, "time allowed for a handshake, and for dialling the target")
+	fs.IntVarP(&p.maxConns, "max-conns", "n", 100, "`N` connections handled at once; more wait until one ends (0: no limit, as spiped's -n 0)")
+	p.handshakeTimeout = 10 * time.Second
+	fs.VarP(durationValue{&p.handshakeTimeout}, "handshake-timeout", "o", "time allowed for a handshake, and for dialling the target; a bare number is seconds (spiped's -o)")
 	fs.DurationVar(&p.idleTimeout, "idle-timeout", 0, "close connections idle this long in both directions (0: never)")
 	fs.DurationVar(&p.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT/SIGTERM, time open connections get to finish")
-	fs.BoolVar(&p.noKeepAlive, "no-keepalive", false, "turn TCP keep-alives off")
+	fs.BoolVarP(&p.noKeepAlive, "no-keepalive", "j", false, "turn TCP keep-alives off (spiped's -j)")
 	fs.StringVarP(&p.bind, "bind", "b", "", "source `IP` address (optionally :port) for outgoing connections")
 	fs.StringVar(&p.socketMode, "socket-mode", "0660", "permissions (octal `MODE`) of a Unix socket created for -s")
-	fs.StringVar(&p.pidFile, "pidfile", "", "write the process ID to `FILE`")
-	fs.StringVar(&p.metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics")
+	fs.StringVarP(&p.pidFile, "pidfile", "p", "", "write the process ID to `FILE` and lock it: a second instance with the same FILE fails")
+	fs.StringVar(&p.metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics (ADDR: host:port or systemd:NAME)")
+	fs.BoolVar(&p.accessLog, "access-log", false, "log one info line per finished connection: peer, key fingerprint, suite,\nforward secrecy, bytes each way, duration and how it ended")
+	fs.BoolVarP(&p.foreground, "foreground", "F", false, "accepted for spiped command lines: spipe always runs in the foreground")
+	fs.BoolVarP(&p.daemonize, "daemonize", "D", false, "refused: spipe does not daemonize to wait for DNS (run it under systemd)")
+	_ = fs.MarkHidden("foreground")
+	_ = fs.MarkHidden("daemonize")
 }
 
-// options validates the flags into service options. Every error is a
-// usage error naming the flag.
+// options parses the flags into service options and checks them with
+// Validate. Every error is a usage error naming the flag.
 func (p *pipeFlags) options(mode service.Mode) (service.Options, error) {
 	o := service.Options{
-		Mode:             mode,
-		KeyFiles:         p.keys,
-		Context:          p.context,
-		MaxConns:         p.maxConns,
-		MaxPending:       p.maxPending,
-		HandshakeTimeout: p.handshakeTimeout,
-		IdleTimeout:      p.idleTimeout,
-		ShutdownTimeout:  p.shutdownTimeout,
-		NoKeepAlive:      p.noKeepAlive,
-		ProxyProtocol:    p.proxyProtocol,
-		PidFile:          p.pidFile,
-		PadTo:            p.padTo,
+		Mode:                  mode,
+		KeyFiles:              p.keys,
+		Context:               p.context,
+		DisableForwardSecrecy: p.noPFS,
+		RequireForwardSecrecy: p.requirePFS,
+		MaxConns:              p.maxConns,
+		MaxPending:            p.maxPending,
+		HandshakeTimeout:      p.handshakeTimeout,
+		IdleTimeout:           p.idleTimeout,
+		ShutdownTimeout:       p.shutdownTimeout,
+		NoKeepAlive:           p.noKeepAlive,
+		ProxyProtocol:         p.proxyProtocol,
+		PidFile:               p.pidFile,
+		PadTo:                 p.padTo,
+		AccessLog:             p.accessLog,
 	}
-	if p.target == "" {
-		return o, usagef("-t/--target is required")
+	if p.daemonize {
+		return o, usagef("-D: spipe does not daemonize; run it in the foreground under systemd (units in contrib/systemd) or another supervisor. It resolves the target at each connection, so it never waits for DNS at start")
 	}
-	if len(p.keys) == 0 {
-		return o, usagef("-k/--key is required")
-	}
-	if mode == service.Connect && len(p.keys) > 1 {
-		return o, usagef("-k/--key: connect takes one key")
-	}
-	if mode == service.Listen && p.source == "" {
-		return o, usagef("-s/--source is required")
-	}
+	var err error
 	if p.source != "" {
 		a, err := engine.ParseAddr(p.source)
 		if err != nil {
@@ -103,12 +103,10 @@ func (p *pipeFlags) options(mode service.Mode) (service.Options, error) {
 		}
 		o.Source = &a
 	}
-	var err error
-	if o.Target, err = engine.ParseAddr(p.target); err != nil {
-		return o, usagef("-t/--target: %v", err)
-	}
-	if !o.Target.IsUnix() && o.Target.Port() == 0 {
-		return o, usagef("-t/--target: port 0 cannot be dialled")
+	if p.target != "" {
+		if o.Target, err = engine.ParseAddr(p.target); err != nil {
+			return o, usagef("-t/--target: %v", err)
+		}
 	}
 	if p.bind != "" {
 		if o.BindSource, err = engine.ParseSourceIP(p.bind); err != nil {
@@ -116,57 +114,32 @@ func (p *pipeFlags) options(mode service.Mode) (service.Options, error) {
 		}
 	}
 	if p.cipher != "" {
-		if o.Suites, err = parseSuites(p.cipher); err != nil {
-			return o, usagef("--cipher: %v", err)
+		if o.Suites, err = parseCipher(p.cipher); err != nil {
+			return o, err
 		}
-	}
-	switch {
-	case p.noPFS && p.requirePFS:
-		return o, usagef("--no-pfs and --require-pfs contradict each other")
-	case p.noPFS:
-		o.ForwardSecrecy = spipe.ForwardSecrecyOff
-	case p.requirePFS:
-		o.ForwardSecrecy = spipe.ForwardSecrecyRequired
-	}
-	if len(p.context) > 255 {
-		return o, usagef("--context: %d bytes, at most 255", len(p.context))
-	}
-	if p.padTo < 0 || p.padTo > spipe.DefaultMaxPayload {
-		return o, usagef("--pad %d: want 0 to %d", p.padTo, spipe.DefaultMaxPayload)
-	}
-	if p.maxConns < 1 {
-		return o, usagef("--max-conns %d: must be at least 1", p.maxConns)
-	}
-	if p.maxPending < 0 {
-		return o, usagef("--max-pending %d: must not be negative", p.maxPending)
-	}
-	if p.handshakeTimeout <= 0 {
-		return o, usagef("--handshake-timeout %v: must be positive", p.handshakeTimeout)
-	}
-	if p.idleTimeout < 0 {
-		return o, usagef("--idle-timeout %v: must not be negative", p.idleTimeout)
-	}
-	if p.shutdownTimeout < 0 {
-		return o, usagef("--shutdown-timeout %v: must not be negative", p.shutdownTimeout)
 	}
 	if p.metrics != "" {
 		a, err := engine.ParseAddr(p.metrics)
-		if err != nil || a.IsUnix() {
+		if err != nil {
 			return o, usagef("--metrics %q: want host:port", p.metrics)
 		}
 		o.MetricsAddr = &a
 	}
 	mode64, err := strconv.ParseUint(p.socketMode, 8, 32)
-	if err != nil || mode64 > 0o777 || mode64&0o600 != 0o600 {
+	if err != nil || mode64 > 0o777 {
 		return o, usagef("--socket-mode %q: want octal permissions such as 0660 that let the owner read and write", p.socketMode)
 	}
 	o.SocketMode = os.FileMode(mode64)
+	if err := o.Validate(); err != nil {
+		return o, usageError{err}
+	}
 	return o, nil
 }
 
 // runPipe starts the service (every start-up error comes out here, before
 // anything serves) and runs it until SIGINT or SIGTERM; SIGHUP reloads
-// the key files.
+// the key files (a stdio connection ignores it: ssh sends it to its
+// ProxyCommand on exit).
 func (a *app) runPipe(cmd *cobra.Command, p *pipeFlags, mode service.Mode) error {
 	opts, err := p.options(mode)
 	if err != nil {
@@ -183,24 +156,5 @@ func (a *app) runPipe(cmd *cobra.Command, p *pipeFlags, mode service.Mode) error
 	if err != nil {
 		return err
 	}
-	if err := svc.Run(ctx, hup); err != nil {
-		return fmt.Errorf("%s: %w", mode, err)
-	}
-	return nil
-}
-
-// parseSuites parses a comma-separated suite list in preference order.
-func parseSuites(list string) ([]aead.Suite, error) {
-	var out []aead.Suite
-	for _, name := range strings.Split(list, ",") {
-		s, err := aead.ParseSuite(name)
-		if err != nil {
-			return nil, err
-		}
-		if slices.Contains(out, s) {
-			return nil, fmt.Errorf("%s listed twice", s)
-		}
-		out = append(out, s)
-	}
-	return out, nil
+	return svc.Run(ctx, hup)
 }

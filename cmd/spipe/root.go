@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/spipe-dev/spipe/internal/buildinfo"
 )
 
 // Exit codes: 1 for a failure at run time (key file, address in use, a
@@ -40,20 +42,44 @@ type app struct {
 // printed as one line, "spipe: <what went wrong>", on stderr.
 func run(args []string, stdin io.ReadCloser, stdout, stderr io.WriteCloser) int {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
-	root := a.rootCommand()
-	root.SetArgs(args)
-	err := root.ExecuteContext(context.Background())
+	err := spipedMode(args)
+	if err == nil {
+		root := a.rootCommand()
+		root.SetArgs(args)
+		err = root.ExecuteContext(context.Background())
+	}
 	if err == nil {
 		return 0
 	}
-	// One line, always: cobra's own errors may carry suggestions on lines
-	// of their own.
-	fmt.Fprintf(stderr, "spipe: %s\n", strings.Join(strings.Fields(err.Error()), " "))
+	fmt.Fprintf(stderr, "spipe: %s\n", oneLine(err))
 	var ue usageError
 	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command ") {
 		return exitUsage
 	}
 	return exitFailure
+}
+
+// oneLine is the text of err on one line: cobra's own errors may carry
+// suggestions on lines of their own. The library's errors carry their
+// package prefix, as x/crypto's do ("spipe: handshake: ..."); after the
+// line's own "spipe: " it would only repeat, so it goes.
+func oneLine(err error) string {
+	msg := strings.Join(strings.Fields(err.Error()), " ")
+	return strings.ReplaceAll(strings.TrimPrefix(msg, "spipe: "), ": spipe: ", ": ")
+}
+
+// spipedMode explains spiped's mode flags, which come before any command:
+// "spiped -e" is "spipe connect", "spiped -d" is "spipe listen".
+func spipedMode(args []string) error {
+	if len(args) == 0 || !strings.HasPrefix(args[0], "-") {
+		return nil
+	}
+	for _, a := range args {
+		if a == "-e" || a == "-d" {
+			return usagef("%s is spiped's: spiped -e is \"spipe connect\" and spiped -d is \"spipe listen\", with most of the same flags (see \"Moving from spiped\" in the README)", a)
+		}
+	}
+	return nil
 }
 
 func (a *app) rootCommand() *cobra.Command {
@@ -73,8 +99,11 @@ complete one.`,
 		Example: `  spipe keygen /etc/spipe/key
   # on the server: decrypt port 8022, forward to the local sshd
   spipe listen -s '[::]:8022' -t 127.0.0.1:22 -k /etc/spipe/key
-  # on the client: use it from ssh
-  ssh -o ProxyCommand='spipe connect -t server:8022 -k ~/.spipe/key' server`,
+  # on the client: use it from ssh (brackets keep IPv6 hosts whole)
+  ssh -o ProxyCommand='spipe connect -t [%h]:8022 -k ~/.spipe/key' server
+  # compare the keys at both ends
+  spipe key fingerprint /etc/spipe/key`,
+		Version:           buildinfo.Version(),
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},
@@ -84,6 +113,9 @@ complete one.`,
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	// --version and -v print what "spipe version" prints. The text is a
+	// template: braces in it would be template actions, and it has none.
+	root.SetVersionTemplate(versionText())
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.logLevel, "log-level", "info", "log `LEVEL`: debug, info, warn or error")
 	pf.StringVar(&a.logFormat, "log-format", "text", "log `FORMAT` on stderr: text or json")
@@ -94,6 +126,7 @@ complete one.`,
 		a.listenCommand(),
 		a.connectCommand(),
 		a.keygenCommand(),
+		a.keyCommand(),
 		a.versionCommand(),
 		a.benchCommand(),
 		a.manCommand(),

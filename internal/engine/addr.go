@@ -10,14 +10,27 @@ import (
 )
 
 // Addr is where to listen or what to dial: a TCP host:port (the host is
-// resolved at each dial, never cached) or an absolute Unix-socket path.
+// resolved at each dial, never cached), an absolute Unix-socket path, or a
+// listening socket passed by systemd (socket activation; listen only).
 type Addr struct {
-	Network string // "tcp" or "unix"
-	Address string // host:port for tcp, a clean absolute path for unix
+	Network string // "tcp", "unix" or "systemd"
+	// Address is host:port for tcp, a clean absolute path for unix, and
+	// for systemd the socket's name (FileDescriptorName=), "" for the
+	// first socket passed.
+	Address string
 }
 
-// String returns the address as the user wrote it (modulo path cleaning).
-func (a Addr) String() string { return a.Address }
+// String returns the address as the user wrote it (modulo path cleaning
+// and brackets around a host name).
+func (a Addr) String() string {
+	if a.IsSystemd() {
+		if a.Address == "" {
+			return systemdPrefix
+		}
+		return systemdPrefix + ":" + a.Address
+	}
+	return a.Address
+}
 
 // Port returns the TCP port (0 for a Unix socket).
 func (a Addr) Port() int {
@@ -32,19 +45,36 @@ func (a Addr) Port() int {
 // IsUnix reports whether a is a Unix-socket path.
 func (a Addr) IsUnix() bool { return a.Network == "unix" }
 
+// IsSystemd reports whether a is a socket passed by systemd.
+func (a Addr) IsSystemd() bool { return a.Network == systemdPrefix }
+
+// systemdPrefix is how an address names a socket passed by systemd:
+// "systemd" (the first one) or "systemd:NAME".
+const systemdPrefix = "systemd"
+
 // errAddrSyntax is the hint every malformed address gets, so the user sees
 // every accepted form at once.
-var errAddrSyntax = errors.New("want host:port, [v6]:port, v4:port or an absolute Unix-socket path")
+var errAddrSyntax = errors.New("want host:port, [v6]:port, v4:port, an absolute Unix-socket path, or systemd[:NAME] for socket activation")
 
 // ParseAddr parses an address given on the command line. An address that
-// starts with "/" is a Unix-socket path; anything else must be host:port
-// with a numeric port (0 to 65535). IPv6 literals need brackets.
+// starts with "/" is a Unix-socket path; "systemd" or "systemd:NAME" is a
+// socket passed by systemd; anything else must be host:port with a numeric
+// port (0 to 65535). IPv6 literals need brackets; a host name or IPv4
+// address may have them too, so that ssh's "[%h]:port" works for every
+// host.
 func ParseAddr(s string) (Addr, error) {
 	if s == "" {
 		return Addr{}, fmt.Errorf("empty address: %w", errAddrSyntax)
 	}
 	if strings.HasPrefix(s, "/") {
 		return Addr{Network: "unix", Address: filepath.Clean(s)}, nil
+	}
+	if name, ok := strings.CutPrefix(s, systemdPrefix); ok && (name == "" || name[0] == ':') {
+		name = strings.TrimPrefix(name, ":")
+		if s != systemdPrefix && (name == "" || strings.ContainsAny(name, ": \t")) {
+			return Addr{}, fmt.Errorf("address %q: want systemd or systemd:NAME, NAME as in FileDescriptorName=", s)
+		}
+		return Addr{Network: systemdPrefix, Address: name}, nil
 	}
 	host, port, err := net.SplitHostPort(s)
 	if err != nil {
@@ -56,7 +86,7 @@ func ParseAddr(s string) (Addr, error) {
 	if strings.ContainsAny(host, " /") {
 		return Addr{}, fmt.Errorf("address %q: bad host %q", s, host)
 	}
-	if (strings.HasPrefix(s, "[") || strings.Contains(host, ":")) && net.ParseIP(stripZone(host)) == nil {
+	if strings.Contains(host, ":") && net.ParseIP(stripZone(host)) == nil {
 		return Addr{}, fmt.Errorf("address %q: bad IPv6 literal %q", s, host)
 	}
 	if _, err := parsePort(port); err != nil {

@@ -53,11 +53,19 @@ type Forwarder struct {
 	// context is done, before they are closed.
 	ShutdownTimeout time.Duration
 
-	// Log receives one line per failed connection (and debug lines for the
-	// rest); nil discards.
+	// Log receives one line per failed connection, at a level that says
+	// whether an operator should look (Warn) or not (Info, Debug), and
+	// debug lines for the rest; nil discards.
 	Log *slog.Logger
+	// AccessLog adds an Info record for every connection whose handshake
+	// succeeded, when it ends: peer, key fingerprint, suite, forward
+	// secrecy, bytes each way, duration and how it ended.
+	AccessLog bool
 	// Observer is told about connections, bytes and failures; nil ignores.
 	Observer Observer
+
+	linesOnce sync.Once
+	lines     *lineLimiter
 }
 
 // Side names one end of a forwarded connection.
@@ -81,6 +89,9 @@ type Observer interface {
 	ConnClosed()
 	// Handshake reports a handshake's duration, or why it failed.
 	Handshake(d time.Duration, err error)
+	// DialError reports a target (for "spipe connect": the spipe
+	// listener) that could not be reached.
+	DialError(err error)
 	// Bytes reports n plaintext bytes forwarded toward the target (or
 	// back from it).
 	Bytes(toTarget bool, n int)
@@ -252,5 +263,6 @@ type nopObserver struct{}
 func (nopObserver) ConnOpened()                    {}
 func (nopObserver) ConnClosed()                    {}
 func (nopObserver) Handshake(time.Duration, error) {}
+func (nopObserver) DialError(error)                {}
 func (nopObserver) Bytes(bool, int)                {}
 func (nopObserver) TransferError(error)            {}

@@ -50,6 +50,21 @@ func echoServer(t testing.TB) string {
 	return ln.Addr().String()
 }
 
+// accepted returns both ends of a fresh loopback TCP connection: the
+// client's, and the accepted one a Forwarder would handle. The test's
+// cleanup closes them.
+func accepted(t *testing.T) (client, raw net.Conn) {
+	t.Helper()
+	ln := listenTCP(t)
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	raw, err = ln.Accept()
+	require.NoError(t, err)
+	t.Cleanup(func() { client.Close(); raw.Close() })
+	return client, raw
+}
+
 func newForwarder(target string) *Forwarder {
 	td := &TargetDialer{Target: Addr{Network: "tcp", Address: target}}
 	return &Forwarder{Secure: plainSecure, SecureSide: SecureInbound, Dial: td.Dial, ShutdownTimeout: time.Second}
@@ -135,13 +150,7 @@ func TestOneDirectionFailingAbortsBoth(t *testing.T) {
 	f := newForwarder(targetLn.Addr().String())
 	f.Secure = func(_ context.Context, c net.Conn) (Conn, error) { return &failingConn{Conn: c.(Conn)}, nil }
 
-	ln := listenTCP(t)
-	defer ln.Close()
-	client, err := net.Dial("tcp", ln.Addr().String())
-	require.NoError(t, err)
-	defer client.Close()
-	raw, err := ln.Accept()
-	require.NoError(t, err)
+	client, raw := accepted(t)
 	client.Write([]byte("first read passes"))
 	go func() { time.Sleep(50 * time.Millisecond); client.Write([]byte("second read fails")) }()
 
@@ -164,13 +173,7 @@ func TestOneDirectionFailingAbortsBoth(t *testing.T) {
 func TestIdleTimeoutCloses(t *testing.T) {
 	f := newForwarder(echoServer(t))
 	f.IdleTimeout = 200 * time.Millisecond
-	ln := listenTCP(t)
-	defer ln.Close()
-	client, err := net.Dial("tcp", ln.Addr().String())
-	require.NoError(t, err)
-	defer client.Close()
-	raw, err := ln.Accept()
-	require.NoError(t, err)
+	client, raw := accepted(t)
 	done := make(chan error, 1)
 	start := time.Now()
 	go func() { done <- f.Handle(context.Background(), raw) }()
@@ -201,15 +204,9 @@ func TestHandshakeTimeout(t *testing.T) {
 		_, err := c.Read(make([]byte, 1)) // a peer that says nothing
 		return nil, err
 	}
-	ln := listenTCP(t)
-	defer ln.Close()
-	client, err := net.Dial("tcp", ln.Addr().String())
-	require.NoError(t, err)
-	defer client.Close()
-	raw, err := ln.Accept()
-	require.NoError(t, err)
+	_, raw := accepted(t) // a client that says nothing
 	start := time.Now()
-	err = f.Handle(context.Background(), raw)
+	err := f.Handle(context.Background(), raw)
 	assert.Equal(t, "timeout", Reason(err), "%v", err)
 	assert.Less(t, time.Since(start), 2*time.Second)
 }

@@ -8,29 +8,50 @@ import (
 	"time"
 )
 
+// The stages of a connection, as its log line names the one that failed.
+const (
+	stageAccept    = "accept"
+	stageHandshake = "handshake"
+	stageAdmission = "admission"
+	stageDial      = "dial"
+	stageTransfer  = "transfer"
+)
+
 // Handle forwards one accepted connection and returns once both of its
 // sides are closed and its goroutines are gone. When ctx is done the
 // connection is closed wherever it is (handshake, dial or transfer). The
-// error, already logged, is why the connection failed; nil if it ended
-// cleanly.
+// error is why the connection failed, nil if it ended cleanly; Handle
+// logs it only at debug level, because its caller (a stdio connection,
+// which is the whole of its process's work) reports it.
 func (f *Forwarder) Handle(ctx context.Context, raw net.Conn) error {
-	return f.handle(ctx, raw, nil, nil, nil)
+	return f.forward(ctx, raw, nil, nil, nil, false)
 }
 
 // handle is Handle for Serve: once the connection is through its handshake
-// it takes a place at g (nil: none needed) and calls admitted.
+// it takes a place at g (nil: none needed) and calls admitted. Its
+// failures are logged at the level they deserve.
 func (f *Forwarder) handle(ctx context.Context, raw net.Conn, g *gate, admitted func(), w *workers) error {
+	return f.forward(ctx, raw, g, admitted, w, true)
+}
+
+// link is a connection once open: both sides, the place it holds at the
+// gate and what the secure side's handshake set up.
+type link struct {
+	in, out Conn
+	leave   func()
+	session *Session // nil until the handshake succeeded
+}
+
+func (f *Forwarder) forward(ctx context.Context, raw net.Conn, g *gate, admitted func(), w *workers, report bool) error {
 	obs := f.observer()
 	obs.ConnOpened()
 	defer obs.ConnClosed()
 	start := time.Now()
-	// Built only for a line that is written: most connections log nothing,
-	// and With formats its attributes at once.
-	log := func() *slog.Logger { return f.log().With("peer", addrString(raw.RemoteAddr())) }
+	peer := raw.RemoteAddr()
 
 	// Until the transfer owns them, the connections close when ctx ends.
 	closeRaw := context.AfterFunc(ctx, func() { raw.Close() })
-	in, out, leave, stage, err := f.open(ctx, raw, g, admitted)
+	l, stage, err := f.open(ctx, raw, g, admitted)
 	closeRaw()
 	if err != nil {
 		// Reset, so a plaintext client of "spipe connect" does not take the
@@ -39,104 +60,107 @@ func (f *Forwarder) handle(ctx context.Context, raw net.Conn, g *gate, admitted 
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (%w)", errShutdown, err)
 		}
-		log().Warn("connection failed", "stage", stage, "reason", Reason(err), "err", err)
+		f.logFailure(ctx, peer, stage, err, l.session, 0, 0, report)
+		f.logEnd(ctx, peer, l.session, 0, 0, start, err)
 		return err
 	}
-	defer leave()
-	up, down, err := f.pipe(ctx, in, out, w)
+	defer l.leave()
+	up, down, err := f.pipe(ctx, l.in, l.out, w)
 	if err != nil {
 		obs.TransferError(err)
-		log().Warn("connection failed", "stage", "transfer", "reason", Reason(err), "err", err,
-			"bytes_to_target", up, "bytes_from_target", down)
-		return err
+		f.logFailure(ctx, peer, stageTransfer, err, l.session, up, down, report)
 	}
-	if f.log().Enabled(ctx, slog.LevelDebug) {
-		log().Debug("connection closed", "bytes_to_target", up, "bytes_from_target", down,
-			"duration", time.Since(start).Round(time.Millisecond))
-	}
-	return nil
+	f.logEnd(ctx, peer, l.session, up, down, start, err)
+	return err
 }
 
 // open runs the handshake and the dial in the order that keeps the target
 // safe: on the listening side the client proves the key before anything
 // is dialled. Between the two it takes a place at g, if any, and on
-// success returns leave to give it back. It returns the stage that failed
-// for the log line.
-func (f *Forwarder) open(ctx context.Context, raw net.Conn, g *gate, admitted func()) (in, out Conn, leave func(), stage string, err error) {
+// success l.leave gives it back. It returns the stage that failed for the
+// log line, and the session as far as it got.
+func (f *Forwarder) open(ctx context.Context, raw net.Conn, g *gate, admitted func()) (l link, stage string, err error) {
 	timeout := f.HandshakeTimeout
 	if timeout <= 0 {
 		timeout = defaultHandshakeTimeout
 	}
 	if f.SecureSide == SecureInbound {
-		in, err = f.secure(ctx, raw, timeout)
+		l.in, l.session, err = f.secure(ctx, raw, timeout)
 		if err != nil {
-			return nil, nil, nil, "handshake", err
+			return l, stageHandshake, err
 		}
 	} else {
 		c, ok := raw.(Conn)
 		if !ok {
-			return nil, nil, nil, "accept", fmt.Errorf("%T cannot half-close", raw)
+			return l, stageAccept, fmt.Errorf("%T cannot half-close", raw)
 		}
-		in = c
+		l.in = c
 	}
-	leave = func() {}
+	l.leave = func() {}
 	if g != nil {
 		if err := g.enter(ctx); err != nil {
-			abortConn(in)
-			return nil, nil, nil, "admission", err
+			abortConn(l.in)
+			return l, stageAdmission, err
 		}
 		admitted()
-		leave = g.leave
+		l.leave = g.leave
 	}
-	in, out, stage, err = f.dialTarget(ctx, in, timeout)
+	stage, err = f.dialTarget(ctx, &l, timeout)
 	if err != nil {
-		leave()
-		return nil, nil, nil, stage, err
+		l.leave()
+		return l, stage, err
 	}
-	return in, out, leave, "", nil
+	return l, "", nil
 }
 
-// dialTarget dials the target for in and, on the connecting side, runs the
-// handshake over it.
-func (f *Forwarder) dialTarget(ctx context.Context, in Conn, timeout time.Duration) (_, out Conn, stage string, err error) {
+// dialTarget dials the target for l.in and sets l.out; on the connecting
+// side it runs the handshake over it.
+func (f *Forwarder) dialTarget(ctx context.Context, l *link, timeout time.Duration) (stage string, err error) {
 	dctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	closeIn := context.AfterFunc(ctx, func() { abortConn(in) })
+	closeIn := context.AfterFunc(ctx, func() { abortConn(l.in) })
 	defer closeIn()
-	target, err := f.Dial(dctx, in)
+	target, err := f.Dial(dctx, l.in)
 	if err != nil {
-		abortConn(in)
-		return nil, nil, "dial", err
+		f.observer().DialError(err)
+		abortConn(l.in)
+		return stageDial, err
 	}
 	if f.SecureSide == SecureInbound {
 		out, ok := target.(Conn)
 		if !ok {
 			target.Close()
-			abortConn(in)
-			return nil, nil, "dial", fmt.Errorf("%T cannot half-close", target)
+			abortConn(l.in)
+			return stageDial, fmt.Errorf("%T cannot half-close", target)
 		}
-		return in, out, "", nil
+		l.out = out
+		return "", nil
 	}
-	out, err = f.secure(ctx, target, timeout)
+	l.out, l.session, err = f.secure(ctx, target, timeout)
 	if err != nil {
 		target.Close()
-		abortConn(in)
-		return nil, nil, "handshake", err
+		abortConn(l.in)
+		return stageHandshake, err
 	}
-	return in, out, "", nil
+	return "", nil
 }
 
 // secure runs Secure on c under the handshake timeout, both as a context
 // deadline and as a deadline on the socket, so a peer that says nothing
-// cannot hold the slot, whatever Secure does with the context.
-func (f *Forwarder) secure(ctx context.Context, c net.Conn, timeout time.Duration) (Conn, error) {
+// cannot hold the slot, whatever Secure does with the context. A *Secured
+// result is unwrapped here: the rest of the engine sees the bare stream.
+func (f *Forwarder) secure(ctx context.Context, c net.Conn, timeout time.Duration) (Conn, *Session, error) {
 	hctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
 	deadline, _ := hctx.Deadline()
 	_ = c.SetDeadline(deadline)
 	sc, err := f.Secure(hctx, c)
+	var session *Session
 	if err == nil {
+		if s, ok := sc.(*Secured); ok {
+			sc, session = s.Conn, &s.Session
+		}
 		err = c.SetDeadline(noDeadline)
 		if err != nil {
 			sc.Close()
@@ -144,7 +168,70 @@ func (f *Forwarder) secure(ctx context.Context, c net.Conn, timeout time.Duratio
 		}
 	}
 	f.observer().Handshake(time.Since(start), err)
-	return sc, err
+	return sc, session, err
+}
+
+// logFailure writes a failed connection's one line, at the level its stage
+// and reason deserve (Debug when the caller reports the error itself).
+// Handshake failures are limited per source address, so a scan cannot
+// fill a disk; the line that follows a held-back run says how many lines
+// were suppressed.
+func (f *Forwarder) logFailure(ctx context.Context, peer net.Addr, stage string, err error, s *Session, up, down int64, report bool) {
+	reason := Reason(err)
+	level := slog.LevelDebug
+	if report {
+		level = f.failureLevel(stage, reason)
+	}
+	log := f.log()
+	if !log.Enabled(ctx, level) {
+		return
+	}
+	attrs := make([]slog.Attr, 0, 10)
+	attrs = append(attrs, slog.String("peer", addrString(peer)), slog.String("stage", stage),
+		slog.String("reason", reason), slog.Any("err", err))
+	if stage == stageHandshake {
+		ok, suppressed := f.handshakeLines().allow(sourceOf(peer))
+		if !ok {
+			return
+		}
+		if suppressed > 0 {
+			attrs = append(attrs, slog.Int("suppressed", suppressed))
+		}
+	}
+	attrs = s.appendAttrs(attrs)
+	if stage == stageTransfer {
+		attrs = append(attrs, slog.Int64("bytes_to_target", up), slog.Int64("bytes_from_target", down))
+	}
+	log.LogAttrs(ctx, level, "connection failed", attrs...)
+}
+
+// logEnd writes the line for a connection that has ended: with AccessLog,
+// one Info record for each connection whose handshake succeeded, however
+// it ended; otherwise a Debug line for a clean end. A connection refused
+// in its handshake gets no record: its failure line (limited per source)
+// and the metrics account for it, and a scan cannot fill the access log.
+func (f *Forwarder) logEnd(ctx context.Context, peer net.Addr, s *Session, up, down int64, start time.Time, err error) {
+	level := slog.LevelDebug
+	switch {
+	case f.AccessLog && s != nil:
+		level = slog.LevelInfo
+	case err != nil:
+		return
+	}
+	log := f.log()
+	if !log.Enabled(ctx, level) {
+		return
+	}
+	reason := "ok"
+	if err != nil {
+		reason = Reason(err)
+	}
+	attrs := make([]slog.Attr, 0, 9)
+	attrs = append(attrs, slog.String("peer", addrString(peer)))
+	attrs = s.appendAttrs(attrs)
+	attrs = append(attrs, slog.Int64("bytes_to_target", up), slog.Int64("bytes_from_target", down),
+		slog.Duration("duration", time.Since(start).Round(time.Millisecond)), slog.String("reason", reason))
+	log.LogAttrs(ctx, level, "connection closed", attrs...)
 }
 
 var noDeadline time.Time

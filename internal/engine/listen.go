@@ -24,11 +24,16 @@ var ErrAddrInUse = errors.New("address already in use")
 
 // Listen opens a listener on a. A Unix-socket path left behind by a dead
 // process is replaced; one that something still listens on, or a path that
-// is not a socket, is an error. Accepted TCP connections have TCP_NODELAY
-// and (unless NoKeepAlive) keep-alives set.
+// is not a socket, is an error. A systemd address takes a socket systemd
+// passed instead (socket activation), as it is: systemd made it. Accepted
+// TCP connections have TCP_NODELAY and (unless NoKeepAlive) keep-alives
+// set.
 func Listen(ctx context.Context, a Addr, opts ListenOptions) (net.Listener, error) {
 	if a.IsUnix() {
 		return listenUnix(ctx, a.Address, opts.SocketMode)
+	}
+	if a.IsSystemd() {
+		return listenSystemd(a, opts)
 	}
 	lc := net.ListenConfig{KeepAlive: keepAlivePeriod(opts.NoKeepAlive)}
 	ln, err := lc.Listen(ctx, "tcp", a.Address)

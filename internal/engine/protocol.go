@@ -6,33 +6,69 @@ import (
 	"github.com/spipe-dev/spipe/pkg/spipe"
 )
 
-// protocolReasons are the labels of the spipe protocol's failures, most
-// specific first. They are the engine's own policy: stable strings for
-// log lines and metric labels, chosen here, not by the protocol package.
-var protocolReasons = []struct {
+// Where a protocol failure can arise.
+const (
+	inHandshake = 1 << iota
+	inFrame
+)
+
+// reasonTruncated is also a reason of the engine's own: a handshake or
+// stream that ended without the protocol's authenticated end.
+const reasonTruncated = "truncated"
+
+// protocolFailures names the protocol's sentinel errors for logs and
+// metric labels, most specific first. The names are the engine's, not the
+// protocol's: pkg/spipe only says what failed, and how the tool labels it
+// is policy of the tool. This table is the engine's only knowledge of the
+// protocol's errors.
+var protocolFailures = []struct {
 	err    error
 	reason string
+	where  int
 }{
-	{spipe.ErrVersion, "version"},
-	{spipe.ErrAuthentication, "auth"},
-	{spipe.ErrNoSharedSuite, "suite"},
-	{spipe.ErrForwardSecrecyRequired, "pfs_required"},
-	{spipe.ErrUnsupportedMode, "mode"},
-	{spipe.ErrMalformedHandshake, "malformed_handshake"},
-	{spipe.ErrTampered, "tampered"},
-	{spipe.ErrTruncated, "truncated"},
-	{spipe.ErrFrameTooLarge, "frame_too_large"},
-	{spipe.ErrMalformedFrame, "malformed_frame"},
-	{spipe.ErrCounterExhausted, "counter_exhausted"},
+	{spipe.ErrVersion, "version", inHandshake},
+	{spipe.ErrAuthentication, "auth", inHandshake},
+	{spipe.ErrNoSharedSuite, "suite", inHandshake},
+	{spipe.ErrForwardSecrecyRequired, "pfs_required", inHandshake},
+	{spipe.ErrUnsupportedMode, "mode", inHandshake},
+	{spipe.ErrMalformedHandshake, "malformed_handshake", inHandshake},
+	{spipe.ErrTampered, "tampered", inFrame},
+	{spipe.ErrTruncated, reasonTruncated, inHandshake | inFrame},
+	{spipe.ErrFrameTooLarge, "frame_too_large", inFrame},
+	{spipe.ErrMalformedFrame, "malformed_frame", inFrame},
+	{spipe.ErrCounterExhausted, "counter_exhausted", inFrame},
 }
 
-// protocolReason classifies errors of the spipe protocol; "" if err is
-// not one.
+// protocolReason names an error of the spipe protocol; "" if err is not
+// one.
 func protocolReason(err error) string {
-	for _, p := range protocolReasons {
+	for _, p := range protocolFailures {
 		if errors.Is(err, p.err) {
 			return p.reason
 		}
 	}
 	return ""
+}
+
+// protocolReasons lists the reasons of the failures that arise where says.
+func protocolReasons(where int) []string {
+	var r []string
+	for _, p := range protocolFailures {
+		if p.where&where != 0 {
+			r = append(r, p.reason)
+		}
+	}
+	return r
+}
+
+// IsFrameError reports whether err is the protocol rejecting a frame
+// (tampered, truncated, oversize, malformed, counter exhausted), as
+// opposed to a socket failing.
+func IsFrameError(err error) bool {
+	for _, p := range protocolFailures {
+		if p.where&inFrame != 0 && errors.Is(err, p.err) {
+			return true
+		}
+	}
+	return false
 }

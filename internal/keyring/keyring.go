@@ -1,7 +1,8 @@
 // Package keyring loads the spipe tool's key files: it reports missing,
-// unreadable and too-short files with one clear line each, warns about key
-// files that others can read (as ssh does), and re-reads them on request
-// so keys rotate without a restart.
+// unreadable and too-short files with one clear line each, warns (once per
+// file) about key files that others can read, as ssh does, and re-reads
+// them on request so keys rotate without a restart. It also writes new
+// key files (Generate).
 package keyring
 
 import (
@@ -24,6 +25,13 @@ type Keyring struct {
 	files []string
 	stdin *spipe.Key // read once: standard input cannot be read again
 	log   *slog.Logger
+	// warned holds the files whose loose permissions were reported, so a
+	// reload does not repeat it; a file made private is forgotten, so it
+	// is reported again if it is loosened again.
+	warned map[string]bool
+	// weak holds the fingerprints of keys already reported as not looking
+	// random, so a reload does not repeat the warning for the same key.
+	weak map[string]bool
 }
 
 // Load reads every file (Stdin at most once, from stdin) and returns the
@@ -32,7 +40,7 @@ func Load(files []string, stdin io.Reader, log *slog.Logger) (*Keyring, []*spipe
 	if len(files) == 0 {
 		return nil, nil, errors.New("no key file given (-k FILE)")
 	}
-	r := &Keyring{files: files, log: log}
+	r := &Keyring{files: files, log: log, warned: map[string]bool{}, weak: map[string]bool{}}
 	stdins := 0
 	for _, f := range files {
 		if f == Stdin {
@@ -55,6 +63,10 @@ func Load(files []string, stdin io.Reader, log *slog.Logger) (*Keyring, []*spipe
 	}
 	return r, keys, nil
 }
+
+// Files returns the key files in command-line order, as Load was given
+// them: the keys Load and Reload return are in the same order.
+func (r *Keyring) Files() []string { return r.files }
 
 // Reload reads the key files again and returns their keys in command-line
 // order. The key from standard input is the one read at Load.
@@ -87,8 +99,11 @@ func (r *Keyring) loadFile(path string) (*spipe.Key, error) {
 	if fi.IsDir() {
 		return nil, fmt.Errorf("key file %s: is a directory", path)
 	}
-	if perm := fi.Mode().Perm(); perm&0o077 != 0 && r.log != nil {
+	if perm := fi.Mode().Perm(); perm&0o077 == 0 {
+		delete(r.warned, path)
+	} else if !r.warned[path] && r.log != nil {
 		r.log.Warn("key file is accessible by others; chmod 600 it", "file", path, "mode", fmt.Sprintf("%04o", perm))
+		r.warned[path] = true
 	}
 	k, err := r.readKey("key file "+path, f)
 	if err != nil {
@@ -102,7 +117,8 @@ func (r *Keyring) loadFile(path string) (*spipe.Key, error) {
 const maxKeyFile = 1 << 20
 
 // readKey reads key material from f (what names it, for the warning),
-// derives the key, and warns if the material does not look like a key.
+// derives the key, and warns, once per key, if the material does not look
+// like one.
 func (r *Keyring) readKey(what string, f io.Reader) (*spipe.Key, error) {
 	material, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
 	defer clear(material)
@@ -113,7 +129,8 @@ func (r *Keyring) readKey(what string, f io.Reader) (*spipe.Key, error) {
 	if err != nil {
 		return nil, err
 	}
-	if why := weakKeyReason(material); why != "" && r.log != nil {
+	if why := weakKeyReason(material); why != "" && r.log != nil && !r.weak[k.Fingerprint()] {
+		r.weak[k.Fingerprint()] = true
 		r.log.Warn(what+" does not look like a key: use spipe keygen (32 random bytes as 64 hex digits); "+
 			"one recorded handshake lets an attacker guess a weak key offline", "reason", why, "fingerprint", k.Fingerprint())
 	}

@@ -16,25 +16,63 @@ import (
 
 func TestGenerate(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "k")
-	require.NoError(t, Generate(path, false))
+	key, err := Generate(path, false)
+	require.NoError(t, err)
 	fi, err := os.Stat(path)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Regexp(t, `^[0-9a-f]{64}\n$`, string(b))
+	// The key returned is the file's, hashed byte for byte as any reader
+	// of the file derives it.
+	fromFile, err := spipe.NewKey(b)
+	require.NoError(t, err)
+	assert.Equal(t, fromFile.Fingerprint(), key.Fingerprint())
 
-	err = Generate(path, false)
+	_, err = Generate(path, false)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "exists (use --force to overwrite it)")
 	again, _ := os.ReadFile(path)
 	assert.Equal(t, b, again)
 
-	require.NoError(t, Generate(path, true))
+	_, err = Generate(path, true)
+	require.NoError(t, err)
 	forced, _ := os.ReadFile(path)
 	assert.NotEqual(t, b, forced)
 	entries, _ := os.ReadDir(filepath.Dir(path))
 	assert.Len(t, entries, 1, "temporary files left behind")
+}
+
+// TestGenerateMakesParents: the README's first command on a fresh account,
+// where ~/.spipe does not exist yet.
+func TestGenerateMakesParents(t *testing.T) {
+	home := t.TempDir()
+	path := filepath.Join(home, ".spipe", "sub", "key")
+	_, err := Generate(path, false)
+	require.NoError(t, err)
+	for _, dir := range []string{filepath.Join(home, ".spipe"), filepath.Join(home, ".spipe", "sub")} {
+		fi, err := os.Stat(dir)
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm(), dir)
+	}
+	assert.FileExists(t, path)
+
+	// A parent that is a file: one line naming the key file.
+	blocker := filepath.Join(home, "file")
+	require.NoError(t, os.WriteFile(blocker, nil, 0o600))
+	_, err = Generate(filepath.Join(blocker, "key"), false)
+	assert.EqualError(t, err, "key file "+filepath.Join(blocker, "key")+": not a directory")
+}
+
+func TestGenerateTo(t *testing.T) {
+	var out bytes.Buffer
+	key, err := GenerateTo(&out)
+	require.NoError(t, err)
+	assert.Regexp(t, `^[0-9a-f]{64}\n$`, out.String())
+	fromText, err := spipe.NewKey(out.Bytes())
+	require.NoError(t, err)
+	assert.Equal(t, fromText.Fingerprint(), key.Fingerprint())
 }
 
 func TestLoadErrors(t *testing.T) {
@@ -87,4 +125,32 @@ func TestLoadWarnsAndReloads(t *testing.T) {
 	require.NoError(t, os.Remove(path))
 	_, err = r.Reload()
 	assert.ErrorContains(t, err, "no such file")
+}
+
+// TestPermissionWarningOncePerFile: reloads do not repeat the warning
+// about a file others can read; a file made private and then loosened
+// again is reported again.
+func TestPermissionWarningOncePerFile(t *testing.T) {
+	dir := t.TempDir()
+	loose, private := filepath.Join(dir, "loose"), filepath.Join(dir, "private")
+	require.NoError(t, os.WriteFile(loose, bytes.Repeat([]byte("a"), 40), 0o644))
+	require.NoError(t, os.WriteFile(private, bytes.Repeat([]byte("b"), 40), 0o600))
+	var logs bytes.Buffer
+	r, _, err := Load([]string{loose, private}, nil, slog.New(slog.NewTextHandler(&logs, nil)))
+	require.NoError(t, err)
+	for range 3 {
+		_, err = r.Reload()
+		require.NoError(t, err)
+	}
+	assert.Equal(t, 1, strings.Count(logs.String(), "accessible by others"), logs.String())
+	assert.Contains(t, logs.String(), "file="+loose)
+
+	require.NoError(t, os.Chmod(loose, 0o600))
+	_, err = r.Reload()
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(loose, 0o640))
+	_, err = r.Reload()
+	require.NoError(t, err)
+	assert.Equal(t, 2, strings.Count(logs.String(), "accessible by others"), logs.String())
+	assert.NotContains(t, logs.String(), "file="+private)
 }

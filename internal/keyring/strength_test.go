@@ -45,17 +45,21 @@ func TestWeakKeyWarning(t *testing.T) {
 	weak := filepath.Join(dir, "passphrase")
 	require.NoError(t, os.WriteFile(weak, []byte("my secret passphrase is long enough\n"), 0o600))
 	good := filepath.Join(dir, "key")
-	require.NoError(t, Generate(good, false))
+	_, err := Generate(good, false)
+	require.NoError(t, err)
 
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
-	_, _, err := Load([]string{good}, nil, log)
+	_, _, err = Load([]string{good}, nil, log)
 	require.NoError(t, err)
 	assert.Empty(t, logs.String(), "a keygen key loads silently")
 
-	_, _, err = Load([]string{weak}, nil, log)
+	r, _, err := Load([]string{weak}, nil, log)
 	require.NoError(t, err, "a weak key still loads: both ends may already use it")
 	assert.Contains(t, logs.String(), "key file "+weak+" does not look like a key")
 	assert.Contains(t, logs.String(), "spipe keygen")
 	assert.NotContains(t, logs.String(), "passphrase is long")
+	_, err = r.Reload()
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(logs.String(), "does not look like a key"), "a reload does not repeat the warning")
 }

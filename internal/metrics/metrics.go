@@ -1,6 +1,8 @@
 // Package metrics exports the spipe tool's counters in the Prometheus
-// format: connections open and total, bytes each way, handshake failures
-// by reason, frame errors and handshake latency.
+// format: connections open and total, bytes each way, failures by stage
+// and reason, frame errors, handshake latency, key reloads and the
+// build. Every failure series the configuration names exists, at zero,
+// from the start, so alerts see a series before the first failure.
 package metrics
 
 import (
@@ -26,27 +28,45 @@ type Metrics struct {
 	toTarget          prometheus.Counter
 	fromTarget        prometheus.Counter
 	handshakeFailures *prometheus.CounterVec
+	dialFailures      *prometheus.CounterVec
 	transferFailures  *prometheus.CounterVec
 	frameErrors       *prometheus.CounterVec
 	handshakeSeconds  prometheus.Histogram
+	keyReloads        *prometheus.CounterVec
 
-	// Classify names a failure's reason for the labels.
-	classify func(error) string
-	// IsFrameError says whether a transfer failure was the protocol
-	// rejecting a frame (tampering, truncation, ...).
+	classify     func(error) string
 	isFrameError func(error) bool
 }
 
-// New returns metrics labelled with the mode ("listen" or "connect").
-// classify maps an error to a reason label; isFrameError picks the
-// transfer failures that count as frame errors.
-func New(mode string, classify func(error) string, isFrameError func(error) bool) *Metrics {
+// Config is what New needs to know.
+type Config struct {
+	// Mode labels every series: "listen" or "connect".
+	Mode string
+	// Classify names a failure's reason for the labels.
+	Classify func(error) string
+	// IsFrameError picks the transfer failures that count as frame
+	// errors (the protocol rejecting a frame: tampering, truncation, ...).
+	IsFrameError func(error) bool
+	// Reasons are the reason labels each failure counter starts with,
+	// at zero.
+	Reasons Reasons
+	// Build labels spipe_build_info (version, revision, kernels, ...).
+	Build map[string]string
+}
+
+// Reasons lists the reason labels of each failure counter.
+type Reasons struct {
+	Handshake, Dial, Transfer, Frame []string
+}
+
+// New returns the tool's metrics.
+func New(c Config) *Metrics {
 	reg := prometheus.NewRegistry()
-	f := prometheus.WrapRegistererWith(prometheus.Labels{"mode": mode}, reg)
+	f := prometheus.WrapRegistererWith(prometheus.Labels{"mode": c.Mode}, reg)
 	m := &Metrics{
 		Registry:     reg,
-		classify:     classify,
-		isFrameError: isFrameError,
+		classify:     c.Classify,
+		isFrameError: c.IsFrameError,
 		open: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "spipe_connections_open", Help: "Connections being handled now.",
 		}),
@@ -55,6 +75,10 @@ func New(mode string, classify func(error) string, isFrameError func(error) bool
 		}),
 		handshakeFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "spipe_handshake_failures_total", Help: "Failed handshakes by reason.",
+		}, []string{"reason"}),
+		dialFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "spipe_dial_failures_total",
+			Help: "Connections whose target (for connect: the spipe listener) could not be reached, by reason.",
 		}, []string{"reason"}),
 		transferFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "spipe_transfer_failures_total", Help: "Connections that ended in an error after the handshake, by reason.",
@@ -67,13 +91,35 @@ func New(mode string, classify func(error) string, isFrameError func(error) bool
 			Help:    "Time to complete a handshake.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2.5, 14), // 100 µs to ~15 s
 		}),
+		keyReloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "spipe_key_reloads_total", Help: "Key file reloads (SIGHUP), by result: success or failure (the old keys stay in use).",
+		}, []string{"result"}),
 	}
+	for vec, reasons := range map[*prometheus.CounterVec][]string{
+		m.handshakeFailures: c.Reasons.Handshake,
+		m.dialFailures:      c.Reasons.Dial,
+		m.transferFailures:  c.Reasons.Transfer,
+		m.frameErrors:       c.Reasons.Frame,
+	} {
+		for _, r := range reasons {
+			vec.WithLabelValues(r)
+		}
+	}
+	m.keyReloads.WithLabelValues("success")
+	m.keyReloads.WithLabelValues("failure")
+	build := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "spipe_build_info",
+		Help:        "Always 1; the labels say which build runs: version, VCS revision, Go version and the kernels this CPU uses.",
+		ConstLabels: c.Build,
+	})
+	build.Set(1)
 	bytes := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "spipe_bytes_total", Help: "Plaintext bytes forwarded, by direction.",
 	}, []string{"direction"})
 	m.toTarget = bytes.WithLabelValues("to_target")
 	m.fromTarget = bytes.WithLabelValues("from_target")
-	f.MustRegister(m.open, m.total, bytes, m.handshakeFailures, m.transferFailures, m.frameErrors, m.handshakeSeconds)
+	f.MustRegister(m.open, m.total, bytes, m.handshakeFailures, m.dialFailures, m.transferFailures, m.frameErrors,
+		m.handshakeSeconds, m.keyReloads, build)
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -99,6 +145,20 @@ func (m *Metrics) Bytes(toTarget bool, n int) {
 		m.toTarget.Add(float64(n))
 	} else {
 		m.fromTarget.Add(float64(n))
+	}
+}
+
+// DialError counts a target that could not be reached.
+func (m *Metrics) DialError(err error) {
+	m.dialFailures.WithLabelValues(m.classify(err)).Inc()
+}
+
+// KeyReload counts a reload of the key files, successful or not.
+func (m *Metrics) KeyReload(ok bool) {
+	if ok {
+		m.keyReloads.WithLabelValues("success").Inc()
+	} else {
+		m.keyReloads.WithLabelValues("failure").Inc()
 	}
 }
 

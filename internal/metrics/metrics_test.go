@@ -31,7 +31,52 @@ func newTest() *Metrics {
 		}
 		return "other"
 	}
-	return New("listen", classify, func(err error) bool { return errors.Is(err, errTampered) })
+	return New(Config{
+		Mode:         "listen",
+		Classify:     classify,
+		IsFrameError: func(err error) bool { return errors.Is(err, errTampered) },
+		Reasons: Reasons{
+			Handshake: []string{"auth", "timeout"},
+			Dial:      []string{"refused"},
+			Transfer:  []string{"tampered", "reset"},
+			Frame:     []string{"tampered"},
+		},
+		Build: map[string]string{"version": "v1.2.3", "revision": "abc"},
+	})
+}
+
+// TestFailureSeriesStartAtZero: every reason the configuration names has
+// its series before anything failed, so an alert on a rate sees it.
+func TestFailureSeriesStartAtZero(t *testing.T) {
+	body := gather(t, newTest())
+	for _, series := range []string{
+		`spipe_handshake_failures_total{mode="listen",reason="auth"}`,
+		`spipe_handshake_failures_total{mode="listen",reason="timeout"}`,
+		`spipe_dial_failures_total{mode="listen",reason="refused"}`,
+		`spipe_transfer_failures_total{mode="listen",reason="tampered"}`,
+		`spipe_transfer_failures_total{mode="listen",reason="reset"}`,
+		`spipe_frame_errors_total{mode="listen",reason="tampered"}`,
+		`spipe_key_reloads_total{mode="listen",result="success"}`,
+		`spipe_key_reloads_total{mode="listen",result="failure"}`,
+	} {
+		assertSeries(t, body, series, "0")
+	}
+	assertSeries(t, body, `spipe_build_info{mode="listen",revision="abc",version="v1.2.3"}`, "1")
+}
+
+func TestDialFailuresAndKeyReloads(t *testing.T) {
+	m := newTest()
+	m.DialError(errRefused)
+	m.DialError(errRefused)
+	m.DialError(errors.New("no route"))
+	m.KeyReload(true)
+	m.KeyReload(false)
+	m.KeyReload(true)
+	body := gather(t, m)
+	assertSeries(t, body, `spipe_dial_failures_total{mode="listen",reason="refused"}`, "2")
+	assertSeries(t, body, `spipe_dial_failures_total{mode="listen",reason="other"}`, "1")
+	assertSeries(t, body, `spipe_key_reloads_total{mode="listen",result="success"}`, "2")
+	assertSeries(t, body, `spipe_key_reloads_total{mode="listen",result="failure"}`, "1")
 }
 
 func TestConnectionsOpenAndTotal(t *testing.T) {
@@ -131,6 +176,8 @@ func TestServeExportsEveryMetricWithItsMode(t *testing.T) {
 	m.Handshake(time.Millisecond, nil)
 	m.Handshake(0, errRefused)
 	m.TransferError(errTampered)
+	m.DialError(errRefused)
+	m.KeyReload(true)
 	body := gather(t, m)
 	for _, series := range []string{
 		`spipe_connections_open{mode="listen"} 1`,
@@ -140,6 +187,9 @@ func TestServeExportsEveryMetricWithItsMode(t *testing.T) {
 		`spipe_handshake_failures_total{mode="listen",reason="refused"} 1`,
 		`spipe_transfer_failures_total{mode="listen",reason="tampered"} 1`,
 		`spipe_frame_errors_total{mode="listen",reason="tampered"} 1`,
+		`spipe_dial_failures_total{mode="listen",reason="refused"} 1`,
+		`spipe_key_reloads_total{mode="listen",result="success"} 1`,
+		`spipe_build_info{mode="listen",revision="abc",version="v1.2.3"} 1`,
 		`spipe_handshake_duration_seconds_count{mode="listen"} 1`,
 		"go_goroutines ",
 		"process_cpu_seconds_total ",

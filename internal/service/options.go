@@ -5,12 +5,16 @@
 package service
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"net"
+	"slices"
 	"time"
 
 	"github.com/spipe-dev/spipe/internal/engine"
+	"github.com/spipe-dev/spipe/internal/keyring"
 	"github.com/spipe-dev/spipe/pkg/aead"
 	"github.com/spipe-dev/spipe/pkg/spipe"
 )
@@ -34,7 +38,8 @@ func (m Mode) String() string {
 	return "connect"
 }
 
-// Options is everything the command line sets, already parsed.
+// Options is everything the command line sets, already parsed. Validate
+// says whether they make sense together; Start checks them again.
 type Options struct {
 	Mode Mode
 	// Source is where to accept connections; nil in Connect mode means one
@@ -46,12 +51,15 @@ type Options struct {
 	Stdin    io.ReadCloser
 	Stdout   io.WriteCloser
 
-	Context        string       // the tunnel's name, bound into every handshake
-	Suites         []aead.Suite // nil: the protocol's default
-	ForwardSecrecy spipe.ForwardSecrecy
-	PadTo          int
+	// Context names the tunnel; it is bound into every handshake, so both
+	// ends must give the same one.
+	Context               string
+	Suites                []aead.Suite // nil: the protocol's default
+	DisableForwardSecrecy bool
+	RequireForwardSecrecy bool
+	PadTo                 int
 
-	MaxConns         int
+	MaxConns         int // 0: no limit (spiped's -n 0)
 	MaxPending       int // 0: the engine's default
 	HandshakeTimeout time.Duration
 	IdleTimeout      time.Duration
@@ -63,4 +71,77 @@ type Options struct {
 
 	PidFile     string
 	MetricsAddr *engine.Addr // nil: no metrics
+	// AccessLog logs one Info record per connection that passed its
+	// handshake, when it ends (engine.Forwarder.AccessLog).
+	AccessLog bool
+}
+
+// Validate checks the options for missing values, values out of range
+// and contradictions. Its errors are meant for the user of the command
+// line, so each names the flag to fix.
+func (o *Options) Validate() error {
+	if o.Target == (engine.Addr{}) {
+		return errors.New("-t/--target is required")
+	}
+	if len(o.KeyFiles) == 0 {
+		return errors.New("-k/--key is required")
+	}
+	if o.Mode == Connect && len(o.KeyFiles) > 1 {
+		return errors.New("-k/--key: connect takes one key")
+	}
+	if o.Mode == Listen && o.Source == nil {
+		return errors.New("-s/--source is required")
+	}
+	if o.Source == nil && slices.Contains(o.KeyFiles, keyring.Stdin) {
+		return errors.New("-k - needs -s: without -s, standard input carries the connection")
+	}
+	if o.Target.IsSystemd() {
+		return errors.New("-t/--target: systemd sockets are for listening (-s), not for dialling")
+	}
+	if !o.Target.IsUnix() && o.Target.Port() == 0 {
+		return errors.New("-t/--target: port 0 cannot be dialled")
+	}
+	if o.DisableForwardSecrecy && o.RequireForwardSecrecy {
+		return errors.New("--no-pfs and --require-pfs contradict each other")
+	}
+	if len(o.Context) > 255 {
+		return fmt.Errorf("--context: %d bytes, at most 255", len(o.Context))
+	}
+	if o.PadTo < 0 || o.PadTo > spipe.DefaultMaxPayload {
+		return fmt.Errorf("--pad %d: want 0 to %d", o.PadTo, spipe.DefaultMaxPayload)
+	}
+	if o.MaxConns < 0 {
+		return fmt.Errorf("--max-conns %d: want 0 (no limit) or more", o.MaxConns)
+	}
+	if o.MaxPending < 0 {
+		return fmt.Errorf("--max-pending %d: must not be negative", o.MaxPending)
+	}
+	if o.HandshakeTimeout <= 0 {
+		return fmt.Errorf("--handshake-timeout %v: must be positive", o.HandshakeTimeout)
+	}
+	if o.IdleTimeout < 0 {
+		return fmt.Errorf("--idle-timeout %v: must not be negative", o.IdleTimeout)
+	}
+	if o.ShutdownTimeout < 0 {
+		return fmt.Errorf("--shutdown-timeout %v: must not be negative", o.ShutdownTimeout)
+	}
+	if o.MetricsAddr != nil && o.MetricsAddr.IsUnix() {
+		return fmt.Errorf("--metrics %q: want host:port", o.MetricsAddr)
+	}
+	if m := o.SocketMode; m != 0 && (m&^fs.ModePerm != 0 || m&0o600 != 0o600) {
+		return fmt.Errorf("--socket-mode %04o: want octal permissions such as 0660 that let the owner read and write", m)
+	}
+	return nil
+}
+
+// forwardSecrecy is the protocol's policy for --no-pfs and --require-pfs
+// (Validate refuses both at once).
+func (o *Options) forwardSecrecy() spipe.ForwardSecrecy {
+	switch {
+	case o.DisableForwardSecrecy:
+		return spipe.ForwardSecrecyOff
+	case o.RequireForwardSecrecy:
+		return spipe.ForwardSecrecyRequired
+	}
+	return spipe.ForwardSecrecyPreferred
 }

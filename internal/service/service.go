@@ -2,18 +2,17 @@ package service
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
 	"sync/atomic"
 
+	"github.com/spipe-dev/spipe/internal/buildinfo"
 	"github.com/spipe-dev/spipe/internal/engine"
 	"github.com/spipe-dev/spipe/internal/keyring"
 	"github.com/spipe-dev/spipe/internal/metrics"
 	"github.com/spipe-dev/spipe/internal/pidfile"
-	"github.com/spipe-dev/spipe/pkg/spipe"
 )
 
 // Service is a started "spipe listen" or "spipe connect": keys loaded,
@@ -21,8 +20,8 @@ import (
 type Service struct {
 	opts    Options
 	log     *slog.Logger
-	keys    *keyring.Keyring
-	config  atomic.Pointer[spipe.Config]
+	keyring *keyring.Keyring
+	keys    atomic.Pointer[keySet]
 	ln      net.Listener // nil for a stdio connection
 	metrics *metrics.Metrics
 	metLn   net.Listener
@@ -32,31 +31,23 @@ type Service struct {
 
 // Start checks the options, loads the keys and opens the listening
 // sockets. Every error it returns is one line meant for the user, and
-// nothing is left open or listening after one.
+// nothing is left open or listening after one. log may be nil.
 func Start(ctx context.Context, opts Options, log *slog.Logger) (_ *Service, err error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	s := &Service{opts: opts, log: log}
 	defer func() {
 		if err != nil {
 			s.close()
 		}
 	}()
-	if opts.Mode == Connect && len(opts.KeyFiles) > 1 {
-		return nil, errors.New("connect takes one key (-k given more than once)")
-	}
-	if opts.Mode == Connect && opts.Source == nil && contains(opts.KeyFiles, keyring.Stdin) {
-		return nil, errors.New("-k - needs -s: without -s, standard input carries the connection")
-	}
-	var keys []*spipe.Key
-	s.keys, keys, err = keyring.Load(opts.KeyFiles, opts.Stdin, log)
-	if err != nil {
+	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	cfg := s.newConfig(keys)
-	if err := cfg.Validate(); err != nil {
+	if err := s.loadKeys(); err != nil {
 		return nil, err
 	}
-	s.config.Store(cfg)
-
 	if opts.Source != nil {
 		s.ln, err = engine.Listen(ctx, *opts.Source, engine.ListenOptions{
 			NoKeepAlive: opts.NoKeepAlive, SocketMode: opts.SocketMode,
@@ -66,7 +57,7 @@ func Start(ctx context.Context, opts Options, log *slog.Logger) (_ *Service, err
 		}
 	}
 	if opts.MetricsAddr != nil {
-		s.metrics = metrics.New(opts.Mode.String(), engine.Reason, isFrameError)
+		s.metrics = newMetrics(opts.Mode)
 		s.metLn, err = engine.Listen(ctx, *opts.MetricsAddr, engine.ListenOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("metrics: %w", err)
@@ -79,7 +70,21 @@ func Start(ctx context.Context, opts Options, log *slog.Logger) (_ *Service, err
 		}
 	}
 	s.fwd = s.forwarder()
+	s.logKeys(s.keys.Load())
 	return s, nil
+}
+
+// newMetrics makes the metrics with every failure series the engine can
+// report, at zero, and the build's labels.
+func newMetrics(mode Mode) *metrics.Metrics {
+	r := engine.Reasons()
+	return metrics.New(metrics.Config{
+		Mode:         mode.String(),
+		Classify:     engine.Reason,
+		IsFrameError: engine.IsFrameError,
+		Reasons:      metrics.Reasons{Handshake: r.Handshake, Dial: r.Dial, Transfer: r.Transfer, Frame: r.Frame},
+		Build:        buildinfo.Labels(),
+	})
 }
 
 // Addr is the address the service accepts on (nil for a stdio connection).
@@ -90,9 +95,19 @@ func (s *Service) Addr() net.Addr {
 	return s.ln.Addr()
 }
 
+// MetricsAddr is the address metrics are served on (nil without metrics).
+func (s *Service) MetricsAddr() net.Addr {
+	if s.metLn == nil {
+		return nil
+	}
+	return s.metLn.Addr()
+}
+
 // Run serves until ctx is done (then shuts down gracefully, see
 // engine.Forwarder.Serve) or, for a stdio connection, until that
-// connection ends. A signal on reload re-reads the key files. Run releases
+// connection ends. A signal on reload re-reads the key files, except for
+// a stdio connection, which has nothing to reload: there it is ignored
+// (ssh sends SIGHUP to its ProxyCommand as it exits). Run releases
 // everything Start opened.
 func (s *Service) Run(ctx context.Context, reload <-chan os.Signal) error {
 	defer s.close()
@@ -101,41 +116,54 @@ func (s *Service) Run(ctx context.Context, reload <-chan os.Signal) error {
 	if s.metLn != nil {
 		go s.metrics.Serve(runCtx, s.metLn, s.log)
 	}
-	go s.reloadOn(runCtx, reload)
 	if s.ln == nil {
-		return s.fwd.Handle(ctx, &engine.StdioConn{R: s.opts.Stdin, W: s.opts.Stdout})
+		go s.ignore(runCtx, reload)
+		if err := s.fwd.Handle(ctx, &engine.StdioConn{R: s.opts.Stdin, W: s.opts.Stdout}); err != nil {
+			return fmt.Errorf("connection to %s: %w", s.opts.Target, err)
+		}
+		return nil
 	}
-	s.log.Info("serving", "mode", s.opts.Mode.String(), "source", s.ln.Addr().String(), "target", s.opts.Target.String(),
-		"keys", len(s.config.Load().Keys))
-	return s.fwd.Serve(ctx, s.ln)
-}
-
-// Reload re-reads the key files; connections accepted afterwards use the
-// new keys, open ones keep theirs. On error the old keys stay in use.
-func (s *Service) Reload() error {
-	keys, err := s.keys.Reload()
-	if err != nil {
-		return err
+	go s.reloadOn(runCtx, reload)
+	attrs := []any{"mode", s.opts.Mode.String(), "source", s.ln.Addr().String(), "target", s.opts.Target.String()}
+	if s.metLn != nil {
+		attrs = append(attrs, "metrics", "http://"+s.metLn.Addr().String()+"/metrics")
 	}
-	cfg := s.newConfig(keys)
-	if err := cfg.Validate(); err != nil {
-		return err
+	s.log.Info("serving", append(attrs, "keys", len(s.keys.Load().config.Keys))...)
+	if err := s.fwd.Serve(ctx, s.ln); err != nil {
+		return fmt.Errorf("accepting on %s: %w", s.ln.Addr(), err)
 	}
-	s.config.Store(cfg)
 	return nil
 }
 
+// reloadOn reloads the key files on each signal until ctx is done.
 func (s *Service) reloadOn(ctx context.Context, reload <-chan os.Signal) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-reload:
-			if err := s.Reload(); err != nil {
+			err := s.Reload()
+			if s.metrics != nil {
+				s.metrics.KeyReload(err == nil)
+			}
+			if err != nil {
 				s.log.Error("reloading keys failed; keeping the old ones", "err", err)
 				continue
 			}
-			s.log.Info("keys reloaded", "keys", len(s.config.Load().Keys))
+			s.log.Info("keys reloaded", "keys", len(s.keys.Load().config.Keys))
+		}
+	}
+}
+
+// ignore drains reload signals for a stdio connection, saying so only at
+// debug level: the user's terminal is its stderr.
+func (s *Service) ignore(ctx context.Context, reload <-chan os.Signal) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case sig := <-reload:
+			s.log.Debug("signal ignored: a stdio connection has no keys to reload", "signal", fmt.Sprint(sig))
 		}
 	}
 }
@@ -152,17 +180,6 @@ func (s *Service) close() {
 	}
 }
 
-func (s *Service) newConfig(keys []*spipe.Key) *spipe.Config {
-	return &spipe.Config{
-		Keys:             keys,
-		Suites:           s.opts.Suites,
-		Context:          s.opts.Context,
-		ForwardSecrecy:   s.opts.ForwardSecrecy,
-		PadTo:            s.opts.PadTo,
-		HandshakeTimeout: s.opts.HandshakeTimeout,
-	}
-}
-
 func (s *Service) forwarder() *engine.Forwarder {
 	td := &engine.TargetDialer{
 		Target:      s.opts.Target,
@@ -170,57 +187,29 @@ func (s *Service) forwarder() *engine.Forwarder {
 		NoKeepAlive: s.opts.NoKeepAlive,
 		ProxyHeader: s.opts.ProxyProtocol,
 	}
+	maxConns := s.opts.MaxConns
+	if maxConns == 0 {
+		maxConns = -1 // no limit: the engine's convention (its zero means its default)
+	}
 	f := &engine.Forwarder{
 		Dial:             td.Dial,
 		HandshakeTimeout: s.opts.HandshakeTimeout,
 		IdleTimeout:      s.opts.IdleTimeout,
-		MaxConns:         s.opts.MaxConns,
+		MaxConns:         maxConns,
 		MaxPending:       s.opts.MaxPending,
 		ShutdownTimeout:  s.opts.ShutdownTimeout,
 		Log:              s.log,
+		AccessLog:        s.opts.AccessLog,
 	}
 	if s.metrics != nil {
 		f.Observer = s.metrics
 	}
 	if s.opts.Mode == Listen {
 		f.SecureSide = engine.SecureInbound
-		f.Secure = s.handshake(spipe.Server)
+		f.Secure = s.serverHandshake
 	} else {
 		f.SecureSide = engine.SecureOutbound
-		f.Secure = s.handshake(spipe.Client)
+		f.Secure = s.clientHandshake
 	}
 	return f
-}
-
-// handshake runs one side of the protocol with the keys current when the
-// connection arrived.
-func (s *Service) handshake(side func(net.Conn, *spipe.Config) *spipe.Conn) func(context.Context, net.Conn) (engine.Conn, error) {
-	return func(ctx context.Context, c net.Conn) (engine.Conn, error) {
-		sc := side(c, s.config.Load())
-		if err := sc.HandshakeContext(ctx); err != nil {
-			sc.Close()
-			return nil, err
-		}
-		return sc, nil
-	}
-}
-
-// isFrameError reports a transfer failure that the protocol raised on a
-// frame, as opposed to a socket error.
-func isFrameError(err error) bool {
-	for _, e := range []error{spipe.ErrTampered, spipe.ErrTruncated, spipe.ErrFrameTooLarge, spipe.ErrMalformedFrame, spipe.ErrCounterExhausted} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -14,19 +14,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/spipe-dev/spipe/internal/service"
+	"github.com/spipe-dev/spipe/internal/testutil"
+	"github.com/spipe-dev/spipe/internal/testutil/pipetest"
 )
 
 // pairSvc starts "spipe listen" forwarding to target and "spipe connect"
-// forwarding to it; clients talk plaintext to connect.addr.
-func pairSvc(t *testing.T, target, key string) (listen, connect *svc) {
+// in front of it, both serving when it returns.
+func pairSvc(t *testing.T, target, key string) (listen, connect *pipetest.Service) {
 	t.Helper()
-	listen = startSvc(t, service.Listen, "127.0.0.1:0", target, key, nil)
-	connect = startSvc(t, service.Connect, "127.0.0.1:0", listen.addr, key, nil)
-	// Serving, so their own goroutines are all started before a test
-	// counts goroutines.
-	listen.log.waitCount(t, 1, 10*time.Second, "serving")
-	connect.log.waitCount(t, 1, 10*time.Second, "serving")
-	return listen, connect
+	return pipetest.Pair(t, target, key, nil)
 }
 
 // noLeaks checks, once the test's connections are over, that the
@@ -47,7 +43,7 @@ func noLeaks(t *testing.T, before int) {
 // part of the stream. The client sees an error, not a clean end, and the
 // listener logs a transfer failure on the target side.
 func TestTargetGoesAwayMidStream(t *testing.T) {
-	key := writeKey(t)
+	key := pipetest.KeyFile(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer ln.Close()
@@ -68,14 +64,14 @@ func TestTargetGoesAwayMidStream(t *testing.T) {
 	before := runtime.NumGoroutine()
 
 	start := time.Now()
-	r := echo(connect.addr, 1, 1<<20, true, 30*time.Second)
+	r := echo(connect.Addr, 1, 1<<20, true, 30*time.Second)
 	require.Error(t, r.err, "the client took a cut stream for a complete one")
 	assert.False(t, isTimeout(r.err), "the client hung: %v", r.err)
 	assert.Less(t, time.Since(start), 10*time.Second)
 	assert.True(t, bytes.HasPrefix(r.sent, r.got))
-	listen.log.waitCount(t, 1, 10*time.Second, "connection failed", "stage=transfer", `err="target `)
-	connect.log.waitCount(t, 1, 10*time.Second, "connection failed", "stage=transfer")
-	t.Logf("listen: %s", tail(listen.log.String(), 2))
+	listen.Log.WaitCount(t, 1, 10*time.Second, "connection failed", "stage=transfer", `err="target `)
+	connect.Log.WaitCount(t, 1, 10*time.Second, "connection failed", "stage=transfer")
+	t.Logf("listen: %s", testutil.Tail(listen.Log.String(), 2))
 	noLeaks(t, before)
 }
 
@@ -83,12 +79,12 @@ func TestTargetGoesAwayMidStream(t *testing.T) {
 // mid-stream. The target sees an error (never a clean end), and both
 // services log the failure.
 func TestClientGoesAwayMidStream(t *testing.T) {
-	key := writeKey(t)
+	key := pipetest.KeyFile(t)
 	tg := startTarget(t, true)
 	listen, connect := pairSvc(t, tg.addr(), key)
 	before := runtime.NumGoroutine()
 
-	c, err := net.Dial("tcp", connect.addr)
+	c, err := net.Dial("tcp", connect.Addr)
 	require.NoError(t, err)
 	data := payload(7, 256<<10)
 	_, err = c.Write(data)
@@ -101,9 +97,9 @@ func TestClientGoesAwayMidStream(t *testing.T) {
 	rec := tg.waitRecord(t, 7, 10*time.Second)
 	assert.False(t, rec.clean, "the target took a cut stream for a complete one")
 	assert.True(t, bytes.HasPrefix(data, rec.got))
-	connect.log.waitCount(t, 1, 10*time.Second, "connection failed", "stage=transfer", `err="client `)
-	listen.log.waitCount(t, 1, 10*time.Second, "connection failed", "stage=transfer")
-	t.Logf("connect: %s", tail(connect.log.String(), 2))
+	connect.Log.WaitCount(t, 1, 10*time.Second, "connection failed", "stage=transfer", `err="client `)
+	listen.Log.WaitCount(t, 1, 10*time.Second, "connection failed", "stage=transfer")
+	t.Logf("connect: %s", testutil.Tail(connect.Log.String(), 2))
 	noLeaks(t, before)
 }
 
@@ -115,11 +111,11 @@ func TestListenerRestartWhileClientsReconnect(t *testing.T) {
 	workers := pick(6, 32)
 	rounds := pick(15, 100)
 	restarts := pick(3, 10)
-	key := writeKey(t)
+	key := pipetest.KeyFile(t)
 	tg := startTarget(t, false)
 	quick := func(o *service.Options) { o.ShutdownTimeout = 100 * time.Millisecond }
 	listen := startSvc(t, service.Listen, "127.0.0.1:0", tg.addr(), key, quick)
-	addr := listen.addr
+	addr := listen.Addr
 	connect := startSvc(t, service.Connect, "127.0.0.1:0", addr, key, nil)
 
 	var failures, corrupt atomic.Int64
@@ -131,7 +127,7 @@ func TestListenerRestartWhileClientsReconnect(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for done := 0; done < rounds || !restarted.Load(); {
-				r := echo(connect.addr, id.Add(1), 64<<10, true, 30*time.Second)
+				r := echo(connect.Addr, id.Add(1), 64<<10, true, 30*time.Second)
 				if !bytes.HasPrefix(r.sent, r.got) {
 					corrupt.Add(1)
 				}
@@ -144,14 +140,14 @@ func TestListenerRestartWhileClientsReconnect(t *testing.T) {
 			}
 		}()
 	}
-	logs := []*logBuf{listen.log}
+	logs := []*testutil.Log{listen.Log}
 	for range restarts {
 		time.Sleep(200 * time.Millisecond)
-		listen.stop(t)
+		listen.Stop(t)
 		time.Sleep(100 * time.Millisecond)
 		listen = startSvc(t, service.Listen, addr, tg.addr(), key, quick)
-		listen.log.waitCount(t, 1, 10*time.Second, "serving")
-		logs = append(logs, listen.log)
+		listen.Log.WaitCount(t, 1, 10*time.Second, "serving")
+		logs = append(logs, listen.Log)
 	}
 	restarted.Store(true)
 	finished := make(chan struct{})
@@ -164,12 +160,12 @@ func TestListenerRestartWhileClientsReconnect(t *testing.T) {
 	assert.Zero(t, corrupt.Load(), "an echo differed from what was sent")
 	t.Logf("%d workers x at least %d rounds, %d listener restarts, %d failed attempts retried", workers, rounds, restarts, failures.Load())
 	for _, l := range logs {
-		assert.Equal(t, 1, l.count("serving", "mode=listen"))
+		assert.Equal(t, 1, l.Count("serving", "mode=listen"))
 	}
 	// The stops were seen: connect logged failed connections (refused
 	// while down, cut while shutting down) unless every stop fell between
 	// connections.
 	if failures.Load() > 0 {
-		assert.Positive(t, connect.log.count("connection failed"), "connect logged none of %d failures", failures.Load())
+		assert.Positive(t, connect.Log.Count("connection failed"), "connect logged none of %d failures", failures.Load())
 	}
 }

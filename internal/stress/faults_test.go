@@ -12,6 +12,8 @@ import (
 
 	"github.com/spipe-dev/spipe/internal/faultproxy"
 	"github.com/spipe-dev/spipe/internal/service"
+	"github.com/spipe-dev/spipe/internal/testutil"
+	"github.com/spipe-dev/spipe/internal/testutil/pipetest"
 )
 
 // TestFaultAmongHealthyConnections runs a connect/listen pair with the
@@ -24,7 +26,7 @@ import (
 func TestFaultAmongHealthyConnections(t *testing.T) {
 	conns := pick(8, 32)
 	size := pick(256<<10, 1<<20)
-	key := writeKey(t)
+	key := pipetest.KeyFile(t)
 	tg := startTarget(t, true)
 	listen := startSvc(t, service.Listen, "127.0.0.1:0", tg.addr(), key, nil)
 
@@ -53,7 +55,7 @@ func TestFaultAmongHealthyConnections(t *testing.T) {
 			t.Run(fmt.Sprintf("%s %s", tc.name, dir), func(t *testing.T) {
 				f := tc.fault
 				f.Dir = dir
-				proxy, err := faultproxy.Start(listen.addr, func(n int) []faultproxy.Fault {
+				proxy, err := faultproxy.Start(listen.Addr, func(n int) []faultproxy.Fault {
 					if n == conns/2 {
 						return []faultproxy.Fault{f}
 					}
@@ -62,8 +64,8 @@ func TestFaultAmongHealthyConnections(t *testing.T) {
 				require.NoError(t, err)
 				defer proxy.Close()
 				connect := startSvc(t, service.Connect, "127.0.0.1:0", proxy.Addr(), key, nil)
-				defer connect.stop(t)
-				listenFailuresBefore := listen.log.count("connection failed")
+				defer connect.Stop(t)
+				listenFailuresBefore := listen.Log.Count("connection failed")
 
 				results := make([]result, conns)
 				var wg sync.WaitGroup
@@ -71,7 +73,7 @@ func TestFaultAmongHealthyConnections(t *testing.T) {
 					ids++
 					id := ids
 					wg.Add(1)
-					go func() { defer wg.Done(); results[i] = echo(connect.addr, id, size, true, time.Minute) }()
+					go func() { defer wg.Done(); results[i] = echo(connect.Addr, id, size, true, time.Minute) }()
 				}
 				wg.Wait()
 				require.Len(t, proxy.Applied(), 1, "the fault never fired")
@@ -95,8 +97,8 @@ func TestFaultAmongHealthyConnections(t *testing.T) {
 				}
 				if tc.reasons == nil {
 					assert.Empty(t, failed, "a delay must not break a connection")
-					assert.Equal(t, listenFailuresBefore, listen.log.count("connection failed"))
-					assert.Zero(t, connect.log.count("connection failed"))
+					assert.Equal(t, listenFailuresBefore, listen.Log.Count("connection failed"))
+					assert.Zero(t, connect.Log.Count("connection failed"))
 					return
 				}
 				require.Len(t, failed, 1, "exactly the tampered connection fails")
@@ -108,19 +110,19 @@ func TestFaultAmongHealthyConnections(t *testing.T) {
 					assert.Less(t, rec.n, int64(size))
 				}
 				deadline := time.Now().Add(10 * time.Second)
-				for !hasReason(receiver.log, tc.reasons) && time.Now().Before(deadline) {
+				for !hasReason(receiver.Log, tc.reasons) && time.Now().Before(deadline) {
 					time.Sleep(20 * time.Millisecond)
 				}
-				assert.True(t, hasReason(receiver.log, tc.reasons),
-					"receiver log lacks a transfer failure with reason %v:\n%s", tc.reasons, tail(receiver.log.String(), 20))
+				assert.True(t, hasReason(receiver.Log, tc.reasons),
+					"receiver log lacks a transfer failure with reason %v:\n%s", tc.reasons, testutil.Tail(receiver.Log.String(), 20))
 			})
 		}
 	}
 }
 
-func hasReason(l *logBuf, reasons []string) bool {
+func hasReason(l *testutil.Log, reasons []string) bool {
 	for _, r := range reasons {
-		if l.count("connection failed", "stage=transfer", "reason="+r) > 0 {
+		if l.Count("connection failed", "stage=transfer", "reason="+r) > 0 {
 			return true
 		}
 	}

@@ -1,29 +1,22 @@
 package stress
 
 import (
-	"bytes"
-	"context"
-	crand "crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/spipe-dev/spipe/internal/engine"
 	"github.com/spipe-dev/spipe/internal/service"
+	"github.com/spipe-dev/spipe/internal/testutil/pipetest"
 )
 
 // long selects the long form (make stress): the sizes the issue names.
@@ -38,122 +31,10 @@ func pick[T any](short, full T) T {
 	return short
 }
 
-// logBuf collects a service's log lines for assertions.
-type logBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// count returns how many lines contain every one of the substrings.
-func (l *logBuf) count(subs ...string) int {
-	n := 0
-	for line := range strings.SplitSeq(l.String(), "\n") {
-		ok := line != ""
-		for _, s := range subs {
-			ok = ok && strings.Contains(line, s)
-		}
-		if ok {
-			n++
-		}
-	}
-	return n
-}
-
-// waitCount waits until at least n lines contain all subs.
-func (l *logBuf) waitCount(t *testing.T, n int, within time.Duration, subs ...string) {
+// startSvc starts a service in this process (see pipetest.Start).
+func startSvc(t *testing.T, mode service.Mode, source, target, key string, tweak func(*service.Options)) *pipetest.Service {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for l.count(subs...) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("want %d log lines with %q, have %d; log:\n%s", n, subs, l.count(subs...), tail(l.String(), 40))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func tail(s string, lines int) string {
-	l := strings.Split(s, "\n")
-	if len(l) > lines {
-		l = l[len(l)-lines:]
-	}
-	return strings.Join(l, "\n")
-}
-
-// writeKey writes a fresh key file and returns its path.
-func writeKey(t *testing.T) string {
-	t.Helper()
-	k := make([]byte, 32)
-	crand.Read(k)
-	path := filepath.Join(t.TempDir(), "key")
-	require.NoError(t, os.WriteFile(path, []byte(hex.EncodeToString(k)+"\n"), 0o600))
-	return path
-}
-
-// svc is a "spipe listen" or "spipe connect" running in this process,
-// exactly as the command runs it (internal/service), logging to log.
-type svc struct {
-	addr   string
-	log    *logBuf
-	cancel context.CancelFunc
-	done   chan error
-}
-
-// startSvc starts a service accepting on source (host:port, port 0 for
-// any) and forwarding to target. tweak may adjust the options.
-func startSvc(t *testing.T, mode service.Mode, source, target, key string, tweak func(*service.Options)) *svc {
-	t.Helper()
-	src, err := engine.ParseAddr(source)
-	require.NoError(t, err)
-	dst, err := engine.ParseAddr(target)
-	require.NoError(t, err)
-	opts := service.Options{
-		Mode: mode, Source: &src, Target: dst, KeyFiles: []string{key},
-		MaxConns: 100, HandshakeTimeout: 5 * time.Second, ShutdownTimeout: time.Second,
-	}
-	if tweak != nil {
-		tweak(&opts)
-	}
-	s := &svc{log: &logBuf{}, done: make(chan error, 1)}
-	logger := slog.New(slog.NewTextHandler(s.log, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	ctx, cancel := context.WithCancel(context.Background())
-	started, err := service.Start(ctx, opts, logger)
-	if err != nil {
-		cancel()
-		require.NoError(t, err)
-	}
-	s.addr, s.cancel = started.Addr().String(), cancel
-	go func() { s.done <- started.Run(ctx, nil) }()
-	t.Cleanup(func() { s.stop(t) })
-	return s
-}
-
-// stop shuts the service down and waits for Run to return.
-func (s *svc) stop(t *testing.T) {
-	if s.cancel == nil {
-		return
-	}
-	s.cancel()
-	s.cancel = nil
-	select {
-	case err := <-s.done:
-		if err != nil {
-			t.Errorf("service ended with %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Errorf("service did not stop; log:\n%s", tail(s.log.String(), 30))
-	}
+	return pipetest.Start(t, mode, source, target, key, tweak)
 }
 
 // record is what the echo target saw on one connection.

@@ -16,7 +16,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/spipe-dev/spipe/internal/engine"
 	"github.com/spipe-dev/spipe/internal/service"
+	"github.com/spipe-dev/spipe/internal/testutil/pipetest"
 	"github.com/spipe-dev/spipe/pkg/spipe"
 	"github.com/spipe-dev/spipe/pkg/spipe/frame"
 )
@@ -78,23 +80,29 @@ func latencies(t *testing.T, n int, addr string, cfg *spipe.Config) []time.Durat
 // TestHostileClients: while many connections stall in the handshake and
 // others send garbage, oversize frame headers or garbage after a valid
 // handshake, the listener keeps serving honest clients at close to their
-// normal latency, cuts each staller at the handshake timeout, and logs
-// the reason for every hostile connection.
+// normal latency, cuts each staller at the handshake timeout, counts every
+// hostile connection by reason in its metrics, and logs the failures of
+// key holders each, but the handshake failures of this one source only up
+// to the rate limit (what the limiter says about what it held back is
+// tested in internal/engine).
 func TestHostileClients(t *testing.T) {
 	stallers := pick(150, 500) // more than the default --max-conns
 	garbage := pick(20, 100)
 	keyHolders := pick(10, 50)
 	hsTimeout := pick(2*time.Second, 4*time.Second)
-	key := writeKey(t)
+	key := pipetest.KeyFile(t)
 	cfg := clientConfig(t, key)
 	tg := startTarget(t, false)
 	// The default --max-conns (100): stallers, more of them than that,
 	// must not take the places of clients that prove the key.
 	listen := startSvc(t, service.Listen, "127.0.0.1:0", tg.addr(), key, func(o *service.Options) {
 		o.HandshakeTimeout = hsTimeout
+		metrics, _ := engine.ParseAddr("127.0.0.1:0")
+		o.MetricsAddr = &metrics
 	})
+	start := time.Now()
 
-	baseline := latencies(t, 30, listen.addr, cfg)
+	baseline := latencies(t, 30, listen.Addr, cfg)
 
 	// Stallers: the first 5 bytes of a ClientHello, then silence. Each
 	// measures how long the listener keeps it.
@@ -108,7 +116,7 @@ func TestHostileClients(t *testing.T) {
 			// Timed from before the dial: the listener's clock starts
 			// later, so a cut before the timeout shows here.
 			start := time.Now()
-			c, err := net.Dial("tcp", listen.addr)
+			c, err := net.Dial("tcp", listen.Addr)
 			if !assert.NoError(t, err) {
 				stalled.Done()
 				return
@@ -144,20 +152,20 @@ func TestHostileClients(t *testing.T) {
 		b := make([]byte, 300)
 		crand.Read(b)
 		b[0] = []byte{0, spipe.Version}[i%2] // another version; ours, then a bad MAC
-		rawExchange(t, listen.addr, b)
+		rawExchange(t, listen.Addr, b)
 	})
 	run(keyHolders, func(int) {
 		// A header announcing 16 MiB after a valid handshake.
-		keyHolderSends(t, listen.addr, cfg, []byte{0xff, 0xff, 0xff})
+		keyHolderSends(t, listen.Addr, cfg, []byte{0xff, 0xff, 0xff})
 	})
 	run(keyHolders, func(int) {
 		// A well-formed header, then bytes that are not a sealed payload.
 		b := make([]byte, frame.Overhead+400)
 		crand.Read(b)
 		copy(b, []byte{0, 400 >> 8, 400 & 0xff})
-		keyHolderSends(t, listen.addr, cfg, b)
+		keyHolderSends(t, listen.Addr, cfg, b)
 	})
-	during := latencies(t, 30, listen.addr, cfg)
+	during := latencies(t, 30, listen.Addr, cfg)
 	close(stop)
 	hostile.Wait()
 	cut.Wait()
@@ -174,12 +182,22 @@ func TestHostileClients(t *testing.T) {
 	assert.GreaterOrEqual(t, held[0], hsTimeout-10*time.Millisecond, "a staller was cut early")
 	assert.Less(t, held[len(held)-1], hsTimeout+5*time.Second, "a staller was kept past the handshake timeout")
 
-	l := listen.log
-	l.waitCount(t, stallers, 10*time.Second, "connection failed", "stage=handshake", "reason=timeout")
-	l.waitCount(t, garbage/2, 10*time.Second, "connection failed", "stage=handshake", "reason=version")
-	l.waitCount(t, garbage/2, 10*time.Second, "connection failed", "stage=handshake", "reason=auth")
-	l.waitCount(t, keyHolders, 10*time.Second, "connection failed", "stage=transfer", "reason=frame_too_large")
-	l.waitCount(t, keyHolders, 10*time.Second, "connection failed", "stage=transfer", "reason=tampered")
+	metrics := listen.Svc.MetricsAddr().String()
+	handshakeFailures := func(reason string) float64 {
+		return pipetest.Metric(pipetest.Scrape(t, metrics), `spipe_handshake_failures_total{mode="listen",reason="`+reason+`"}`)
+	}
+	for reason, n := range map[string]int{"timeout": stallers, "version": garbage / 2, "auth": garbage / 2} {
+		require.Eventually(t, func() bool { return handshakeFailures(reason) >= float64(n) }, 10*time.Second, 20*time.Millisecond,
+			"%s: %v handshake failures counted, want at least %d", reason, handshakeFailures(reason), n)
+	}
+	l := listen.Log
+	l.WaitCount(t, keyHolders, 10*time.Second, "connection failed", "stage=transfer", "reason=frame_too_large")
+	l.WaitCount(t, keyHolders, 10*time.Second, "connection failed", "stage=transfer", "reason=tampered")
+	// Every hostile handshake came from 127.0.0.1: five lines a minute.
+	windows := int(time.Since(start)/time.Minute) + 1
+	lines := l.Count("connection failed", "stage=handshake")
+	assert.Positive(t, lines)
+	assert.LessOrEqual(t, lines, 5*windows, "handshake failure lines from one source are not limited")
 }
 
 // rawExchange sends b on a fresh connection and waits for the listener to

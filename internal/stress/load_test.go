@@ -24,6 +24,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/spipe-dev/spipe/internal/service"
+	"github.com/spipe-dev/spipe/internal/testutil"
+	"github.com/spipe-dev/spipe/internal/testutil/pipetest"
 )
 
 // TestLoad pushes many concurrent connections, each echoing size bytes
@@ -34,13 +36,13 @@ import (
 func TestLoad(t *testing.T) {
 	conns := pick(100, 1000)
 	size := pick(256<<10, 1<<20)
-	key := writeKey(t)
+	key := pipetest.KeyFile(t)
 	tg := startTarget(t, false)
 	maxConns := func(o *service.Options) { o.MaxConns = conns; o.HandshakeTimeout = 60 * time.Second }
 	listen := startSvc(t, service.Listen, "127.0.0.1:0", tg.addr(), key, maxConns)
-	connect := startSvc(t, service.Connect, "127.0.0.1:0", listen.addr, key, maxConns)
-	listen.log.waitCount(t, 1, 10*time.Second, "serving")
-	connect.log.waitCount(t, 1, 10*time.Second, "serving")
+	connect := startSvc(t, service.Connect, "127.0.0.1:0", listen.Addr, key, maxConns)
+	listen.Log.WaitCount(t, 1, 10*time.Second, "serving")
+	connect.Log.WaitCount(t, 1, 10*time.Second, "serving")
 
 	// Earlier tests in this process grew the heap; hand that memory back
 	// so the RSS figures are this test's.
@@ -60,7 +62,7 @@ func TestLoad(t *testing.T) {
 			n := inFlight.Add(1)
 			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 			}
-			results[i] = streamEcho(connect.addr, uint64(i+1), size, 10*time.Minute)
+			results[i] = streamEcho(connect.Addr, uint64(i+1), size, 10*time.Minute)
 			inFlight.Add(-1)
 		}()
 	}
@@ -82,7 +84,7 @@ func TestLoad(t *testing.T) {
 			"conn %d: the target saw %d bytes, clean %v, hash match %v", r.id, rec.n, rec.clean, rec.sum == r.sent)
 	}
 	require.Zero(t, bad, "%d of %d connections failed", bad, conns)
-	assert.Zero(t, listen.log.count("connection failed")+connect.log.count("connection failed"))
+	assert.Zero(t, listen.Log.Count("connection failed")+connect.Log.Count("connection failed"))
 	t.Logf("%d connections x %d KiB both ways in %v (%.0f MB/s of echoed plaintext), %d at once at the peak",
 		conns, size>>10, elapsed.Round(time.Millisecond), float64(2*conns*size)/elapsed.Seconds()/1e6, peak.Load())
 	t.Logf("RSS %d MiB before, peak %d MiB: %.0f KiB per connection (this process holds both spipe ends, the clients and the target)",
@@ -197,7 +199,7 @@ func TestLoadProcesses(t *testing.T) {
 	build := exec.Command("go", "build", "-o", bin, "github.com/spipe-dev/spipe/cmd/spipe")
 	build.Stderr = os.Stderr
 	require.NoError(t, build.Run(), "building spipe")
-	key := writeKey(t)
+	key := pipetest.KeyFile(t)
 	tg := startTarget(t, false)
 
 	lp, cp := freePort(t), freePort(t)
@@ -265,7 +267,7 @@ func freePort(t *testing.T) string {
 type proc struct {
 	mode, metrics string
 	cmd           *exec.Cmd
-	log           *logBuf
+	log           *testutil.Log
 	before        sample
 }
 
@@ -276,7 +278,7 @@ type sample struct {
 
 func startProc(t *testing.T, bin, mode string, args ...string) *proc {
 	t.Helper()
-	p := &proc{mode: mode, metrics: freePort(t), log: &logBuf{}}
+	p := &proc{mode: mode, metrics: freePort(t), log: &testutil.Log{}}
 	p.cmd = exec.Command(bin, append([]string{mode, "--metrics", p.metrics, "--log-level", "warn"}, args...)...)
 	p.cmd.Stderr = p.log
 	require.NoError(t, p.cmd.Start())

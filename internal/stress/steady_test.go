@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/spipe-dev/spipe/internal/testutil/pipetest"
 	"github.com/spipe-dev/spipe/pkg/spipe"
 )
 
@@ -20,10 +21,10 @@ import (
 // heap allocations of the whole process meanwhile: well under one per
 // hundred frames, i.e. nothing per frame.
 func TestSteadyStateAllocations(t *testing.T) {
-	key := writeKey(t)
+	key := pipetest.KeyFile(t)
 	tg := startTarget(t, false)
 	_, connect := pairSvc(t, tg.addr(), key)
-	c, err := net.Dial("tcp", connect.addr)
+	c, err := net.Dial("tcp", connect.Addr)
 	require.NoError(t, err)
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(time.Minute))

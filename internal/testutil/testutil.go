@@ -1,10 +1,11 @@
 // Package testutil holds the few helpers the cipher tests share: loading the
 // external vectors under testdata/vectors, hex-typed JSON fields for them,
 // the layouts of the vector files more than one package reads
-// (vectorfiles.go), seeded randomness and a CPU-time benchmark timer. It
-// is imported only by _test.go files. The shared suites live below it:
-// streamtest for the stream cipher packages, kerneltest for the cores'
-// block kernels.
+// (vectorfiles.go), seeded randomness, a CPU-time benchmark timer and a
+// log a test can wait on (Log). It is imported only by _test.go files. The
+// shared suites live below it: streamtest for the stream cipher packages,
+// kerneltest for the cores' block kernels, pipetest for the pipe's
+// services.
 //
 // Vector structs declare their fields with [Hex] and [Word], so a malformed
 // vector file fails the JSON decoding, and with it the test, instead of

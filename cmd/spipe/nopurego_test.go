@@ -1,5 +1,0 @@
-//go:build !purego
-
-package main
-
-const puregoEnabled = false

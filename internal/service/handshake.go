@@ -1,0 +1,61 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"net"
+	"syscall"
+
+	"github.com/spipe-dev/spipe/internal/engine"
+	"github.com/spipe-dev/spipe/pkg/spipe"
+)
+
+// serverHandshake runs the server side of the protocol with the keys
+// current when the connection arrived.
+func (s *Service) serverHandshake(ctx context.Context, c net.Conn) (engine.Conn, error) {
+	ks := s.keys.Load()
+	return s.handshake(ctx, spipe.Server(c, ks.config), ks)
+}
+
+// clientHandshake runs the client side. A server refuses a client by
+// closing the connection without a word, so the client cannot know why;
+// its error lists the likely causes instead.
+func (s *Service) clientHandshake(ctx context.Context, c net.Conn) (engine.Conn, error) {
+	ks := s.keys.Load()
+	sc, err := s.handshake(ctx, spipe.Client(c, ks.config), ks)
+	if err != nil && refusedByServer(err) {
+		err = &refusedError{err}
+	}
+	return sc, err
+}
+
+func (s *Service) handshake(ctx context.Context, sc *spipe.Conn, ks *keySet) (engine.Conn, error) {
+	if err := sc.HandshakeContext(ctx); err != nil {
+		sc.Close()
+		return nil, err
+	}
+	st := sc.ConnectionState()
+	return &engine.Secured{Conn: sc, Session: engine.Session{
+		Key:            ks.fingerprints[st.KeyIndex],
+		Suite:          st.Suite.String(),
+		ForwardSecrecy: st.ForwardSecrecy,
+	}}, nil
+}
+
+// refusedByServer reports a handshake the server ended: the connection
+// closed or reset before the server proved it holds the key.
+func refusedByServer(err error) bool {
+	return errors.Is(err, spipe.ErrTruncated) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// refusedError is a client handshake the server ended. The protocol's
+// error already lists the likely causes; this adds where to look for each
+// in the tool, and wraps it.
+type refusedError struct{ err error }
+
+func (e *refusedError) Error() string {
+	return e.err.Error() + "; to check: `spipe key fingerprint FILE` and --context at both ends," +
+		" --cipher, --require-pfs against --no-pfs (spiped speaks another protocol)"
+}
+
+func (e *refusedError) Unwrap() error { return e.err }

@@ -1,0 +1,186 @@
+package service_test
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/spipe-dev/spipe/internal/buildinfo"
+	"github.com/spipe-dev/spipe/internal/service"
+	"github.com/spipe-dev/spipe/internal/testutil/pipetest"
+	"github.com/spipe-dev/spipe/pkg/spipe"
+)
+
+// fingerprint is the fingerprint of the key in file, as anyone holding
+// the file computes it.
+func fingerprint(t *testing.T, file string) string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	k, err := spipe.NewKey(b)
+	require.NoError(t, err)
+	return k.Fingerprint()
+}
+
+// TestKeyFingerprintsLogged: the fingerprint of every key is logged at
+// start-up and after each reload, and the line of each connection names
+// the key it used.
+func TestKeyFingerprintsLogged(t *testing.T) {
+	k1, k2 := pipetest.KeyFile(t), pipetest.KeyFile(t)
+	tg := pipetest.EchoTarget(t)
+	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", tg.Addr, k1, func(o *service.Options) {
+		o.KeyFiles = []string{k1, k2}
+		o.AccessLog = true
+	})
+	for _, k := range []string{k1, k2} {
+		assert.Equal(t, 1, listen.Log.Count("level=INFO", `msg="key loaded" file=`+k+" fingerprint="+fingerprint(t, k)), listen.Log.String())
+	}
+	connect := pipetest.Start(t, service.Connect, "127.0.0.1:0", listen.Addr, k2, nil)
+	assert.Equal(t, 1, connect.Log.Count("level=INFO", `msg="key loaded" file=`+k2+" fingerprint="+fingerprint(t, k2)))
+	require.NoError(t, pipetest.TryEcho(connect.Addr, "which key?"))
+	listen.Log.Wait(t, `level=INFO msg="connection closed" peer=\S+ key=`+fingerprint(t, k2)+` suite=chacha20-poly1305 pfs=true`, nil)
+
+	listen.Reload()
+	listen.Log.Wait(t, `msg="keys reloaded" keys=2`, nil)
+	for _, k := range []string{k1, k2} {
+		assert.Equal(t, 2, listen.Log.Count(`msg="key loaded" file=`+k+" fingerprint="+fingerprint(t, k)))
+	}
+}
+
+// TestReloadFailureKeepsOldKeys: a reload that cannot read one of several
+// key files names that file, keeps every old key in use, and is counted;
+// the next good reload is counted as one.
+func TestReloadFailureKeepsOldKeys(t *testing.T) {
+	k1 := pipetest.KeyFile(t)
+	dir := t.TempDir()
+	k2 := filepath.Join(dir, "second")
+	copyFile(t, pipetest.KeyFile(t), k2)
+	tg := pipetest.EchoTarget(t)
+	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", tg.Addr, k1, func(o *service.Options) {
+		o.KeyFiles = []string{k1, k2}
+		withMetrics(o)
+	})
+	second := pipetest.Start(t, service.Connect, "127.0.0.1:0", listen.Addr, k2, nil)
+	saved, err := os.ReadFile(k2)
+	require.NoError(t, err)
+
+	require.NoError(t, os.Remove(k2))
+	listen.Reload()
+	listen.Log.Wait(t, `level=ERROR msg="reloading keys failed; keeping the old ones" err="key file `+regexp.QuoteMeta(k2)+`: no such file"`, nil)
+	assert.NoError(t, pipetest.TryEcho(second.Addr, "old keys"), "the failed reload dropped a key")
+	body := pipetest.Scrape(t, metricsAddr(listen))
+	assert.Equal(t, 1.0, pipetest.Metric(body, `spipe_key_reloads_total{mode="listen",result="failure"}`))
+	assert.Equal(t, 0.0, pipetest.Metric(body, `spipe_key_reloads_total{mode="listen",result="success"}`))
+
+	require.NoError(t, os.WriteFile(k2, saved, 0o600))
+	listen.Reload()
+	listen.Log.Wait(t, `msg="keys reloaded" keys=2`, nil)
+	assert.Equal(t, 1.0, pipetest.Metric(pipetest.Scrape(t, metricsAddr(listen)), `spipe_key_reloads_total{mode="listen",result="success"}`))
+}
+
+// TestStdioIsQuiet: a stdio connection (ssh's ProxyCommand) writes nothing
+// above debug level to the user's terminal, and a SIGHUP (which ssh sends
+// as it exits) neither reloads nor disturbs the connection.
+func TestStdioIsQuiet(t *testing.T) {
+	key := pipetest.KeyFile(t)
+	tg := pipetest.EchoTarget(t)
+	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", tg.Addr, key, nil)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	c := pipetest.Start(t, service.Connect, "", listen.Addr, key, func(o *service.Options) {
+		o.Stdin, o.Stdout = inR, outW
+	})
+	pipetest.EchoOver(t, inW, outR, "before")
+	c.Reload()
+	c.Log.Wait(t, `level=DEBUG msg="signal ignored: a stdio connection has no keys to reload"`, nil)
+	pipetest.EchoOver(t, inW, outR, "after")
+	inW.Close()
+	go io.Copy(io.Discard, outR)
+	require.NoError(t, c.Wait(t, 10*time.Second))
+	for _, level := range []string{"INFO", "WARN", "ERROR"} {
+		assert.Zero(t, c.Log.Count("level="+level), "%s lines in a stdio session:\n%s", level, c.Log.String())
+	}
+}
+
+// TestStartupLineNamesEveryAddress: the "serving" line says where the
+// service accepts, where it forwards and where its metrics are.
+func TestStartupLineNamesEveryAddress(t *testing.T) {
+	key := pipetest.KeyFile(t)
+	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", "127.0.0.1:9", key, withMetrics)
+	listen.Log.Wait(t, `level=INFO msg=serving mode=listen source=`+regexp.QuoteMeta(listen.Addr)+
+		` target=127\.0\.0\.1:9 metrics=http://`+regexp.QuoteMeta(metricsAddr(listen))+`/metrics keys=1`, nil)
+}
+
+// TestMetricsFromStartUp: before any connection, every failure series the
+// engine can report exists at zero, with the build's labels beside them;
+// a refused target then counts as a dial failure.
+func TestMetricsFromStartUp(t *testing.T) {
+	key := pipetest.KeyFile(t)
+	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", pipetest.FreeAddr(t), key, withMetrics)
+	body := pipetest.Scrape(t, metricsAddr(listen))
+	for _, series := range []string{
+		`spipe_handshake_failures_total{mode="listen",reason="auth"}`,
+		`spipe_handshake_failures_total{mode="listen",reason="version"}`,
+		`spipe_handshake_failures_total{mode="listen",reason="timeout"}`,
+		`spipe_dial_failures_total{mode="listen",reason="refused"}`,
+		`spipe_dial_failures_total{mode="listen",reason="unreachable"}`,
+		`spipe_transfer_failures_total{mode="listen",reason="tampered"}`,
+		`spipe_transfer_failures_total{mode="listen",reason="idle"}`,
+		`spipe_frame_errors_total{mode="listen",reason="truncated"}`,
+		`spipe_key_reloads_total{mode="listen",result="failure"}`,
+	} {
+		assert.Equal(t, 0.0, pipetest.Metric(body, series), series)
+	}
+	info := regexp.MustCompile(`(?m)^spipe_build_info\{(.*)\} 1$`).FindStringSubmatch(body)
+	require.NotNil(t, info, "no spipe_build_info")
+	for k, v := range buildinfo.Labels() {
+		assert.Contains(t, info[1], k+"="+strconv.Quote(v))
+	}
+
+	connect := pipetest.Start(t, service.Connect, "127.0.0.1:0", listen.Addr, key, nil)
+	assert.Error(t, pipetest.TryEcho(connect.Addr, "x"))
+	require.Eventually(t, func() bool {
+		return pipetest.Metric(pipetest.Scrape(t, metricsAddr(listen)), `spipe_dial_failures_total{mode="listen",reason="refused"}`) == 1
+	}, 10*time.Second, 20*time.Millisecond)
+}
+
+// TestRefusedClientListsCauses: a connect whose handshake the server ends
+// cannot know why, so its line lists the likely causes.
+func TestRefusedClientListsCauses(t *testing.T) {
+	key, other := pipetest.KeyFile(t), pipetest.KeyFile(t)
+	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", "127.0.0.1:9", key, nil)
+	connect := pipetest.Start(t, service.Connect, "127.0.0.1:0", listen.Addr, other, nil)
+	assert.Error(t, pipetest.TryEcho(connect.Addr, "x"))
+	line := connect.Log.Wait(t, `level=WARN msg="connection failed" peer=\S+ stage=handshake reason=truncated err=.*`, nil)
+	for _, cause := range []string{"wrong key or context", "spipe key fingerprint", "no cipher suite in common",
+		"forward-secrecy policy", "not spipe", "refusing the requested mode"} {
+		assert.Contains(t, line, cause)
+	}
+}
+
+// TestPidfileLocked: a second service given the same PID file fails at
+// start-up and leaves the first one's file alone.
+func TestPidfileLocked(t *testing.T) {
+	key := pipetest.KeyFile(t)
+	pidfile := filepath.Join(t.TempDir(), "spipe.pid")
+	withPid := func(o *service.Options) { o.PidFile = pidfile }
+	pipetest.Start(t, service.Listen, "127.0.0.1:0", "127.0.0.1:9", key, withPid)
+	opts := pipetest.Options(t, service.Listen, "127.0.0.1:0", "127.0.0.1:9", key)
+	withPid(&opts)
+	_, err := pipetest.StartOptions(t, opts)
+	assert.EqualError(t, err, "pidfile "+pidfile+": in use by another running process (PID "+strconv.Itoa(os.Getpid())+")")
+	b, err := os.ReadFile(pidfile)
+	require.NoError(t, err)
+	assert.Equal(t, strconv.Itoa(os.Getpid())+"\n", string(b))
+
+	opts.PidFile = filepath.Join(t.TempDir(), "gone", "spipe.pid")
+	_, err = pipetest.StartOptions(t, opts)
+	assert.EqualError(t, err, "pidfile "+opts.PidFile+": directory "+filepath.Dir(opts.PidFile)+" does not exist")
+}
