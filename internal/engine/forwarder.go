@@ -40,15 +40,39 @@ type Forwarder struct {
 	IdleTimeout time.Duration
 	// MaxConns caps connections being forwarded at once: through their
 	// handshake (on the listening side) and dialling or copying. At the cap,
-	// new ones wait (a warning is logged) until one ends. Zero means 100.
+	// new ones wait (a warning is logged) until one ends. Zero means 100; a
+	// negative value means no limit.
 	MaxConns int
-	// MaxPending caps connections accepted but not yet holding one of the
-	// MaxConns places: in their handshake, or waiting for a place. Peers
-	// that stall in the handshake fill this, not MaxConns, so they cannot
-	// keep clients that prove the key waiting; beyond it new connections
-	// wait in the listen backlog. Zero means MaxConns or 1024, whichever is
-	// larger.
+	// MaxPending caps the handshakes in progress on the listening side
+	// (the admission table), which bounds the sockets peers that have not
+	// proven the key can hold. Accepting never waits for a place: when the
+	// table is full, a new connection cuts the oldest handshake of the
+	// source holding the most places. Peers that stall therefore only cut
+	// each other's handshakes, unless they come from so many sources that
+	// each holds a single place; then they must open MaxPending new
+	// connections while an honest handshake runs to cut it. MaxPending
+	// also caps the connections through their handshake that wait for one
+	// of the MaxConns places; with that many waiting, new connections wait
+	// in the listen backlog (only peers that proved the key, or local
+	// clients of "spipe connect", can cause that). Zero means MaxConns or
+	// 1024, whichever is larger.
 	MaxPending int
+	// MaxPendingPerSource caps the handshakes in progress from one source
+	// (an IPv4 address, an IPv6 /64, a local user on a Unix socket: see
+	// source): a new connection from a source at its cap cuts that
+	// source's oldest handshake. Zero means 128 (a "spipe connect" at its
+	// default --max-conns opening every connection at once stays under
+	// it), or MaxPending if that is smaller.
+	MaxPendingPerSource int
+	// FirstMessageSize is the size of the protocol's first message on the
+	// listening side (the ClientHello). When set, a connection that has
+	// not sent that many bytes FirstMessageTimeout after it was accepted
+	// is cut, so idle, garbage or byte-a-second peers go long before the
+	// handshake timeout. Zero turns the deadline off.
+	FirstMessageSize int
+	// FirstMessageTimeout is that deadline; zero means 3 s. It applies
+	// only if shorter than HandshakeTimeout.
+	FirstMessageTimeout time.Duration
 	// ShutdownTimeout is how long open connections may finish once Serve's
 	// context is done, before they are closed.
 	ShutdownTimeout time.Duration
@@ -89,10 +113,16 @@ type Observer interface {
 }
 
 const (
-	defaultHandshakeTimeout = 10 * time.Second
-	defaultMaxConns         = 100
-	defaultMaxPending       = 1024
-	limitWarnEvery          = 10 * time.Second
+	defaultHandshakeTimeout    = 10 * time.Second
+	defaultMaxConns            = 100
+	defaultMaxPending          = 1024
+	defaultMaxPendingPerSource = 128
+	// An honest client sends its first message as soon as it is
+	// connected: 3 s leaves room for a second or two of round trip
+	// (satellite links, proxies) and a couple of retransmissions of a
+	// lost segment.
+	defaultFirstMessageTimeout = 3 * time.Second
+	limitWarnEvery             = 10 * time.Second
 )
 
 func (f *Forwarder) log() *slog.Logger {
@@ -110,38 +140,52 @@ func (f *Forwarder) observer() Observer {
 }
 
 // Serve accepts connections from ln and forwards each one until ctx is
-// done or ln fails. When ctx is done it stops accepting, gives open
-// connections ShutdownTimeout to finish, closes what remains and returns
-// nil once every connection goroutine has ended. Serve closes ln.
+// done or ln fails. When ctx is done it stops accepting, cuts the
+// handshakes in progress at once, gives the connections through theirs
+// ShutdownTimeout to finish, closes what remains and returns nil once
+// every connection goroutine has ended. Serve closes ln.
 func (f *Forwarder) Serve(ctx context.Context, ln net.Listener) error {
 	maxConns := f.MaxConns
-	if maxConns <= 0 {
+	if maxConns == 0 {
 		maxConns = defaultMaxConns
 	}
 	maxPending := f.MaxPending
 	if maxPending <= 0 {
 		maxPending = max(maxConns, defaultMaxPending)
 	}
-	pending := make(chan struct{}, maxPending)
-	g := &gate{slots: make(chan struct{}, maxConns), log: f.log()}
+	g := newGate(maxConns, maxPending, f.log())
+	// Only the listening side has handshakes to admit: "spipe connect"
+	// accepts plaintext, which goes straight to the gate.
+	var adm *admission
+	if f.SecureSide == SecureInbound {
+		adm = newAdmission(maxPending, f.maxPendingPerSource(), f.helloRule(), f.log())
+	}
 	// hard is cancelled only when the grace period is over: it is what
 	// closes connections still open then.
 	hard, kill := context.WithCancel(context.Background())
 	defer kill()
 	var wg sync.WaitGroup
-	stopAccept := context.AfterFunc(ctx, func() { ln.Close() })
+	stopAccept := context.AfterFunc(ctx, func() {
+		ln.Close()
+		// A handshake still in progress has forwarded nothing: nothing is
+		// lost by cutting it, and it must not hold up the shutdown.
+		if adm != nil {
+			adm.close(errShutdown)
+		}
+	})
 	defer stopAccept()
 
 	w := newWorkers(workerIdle, maxIdleWorkers)
 	defer w.stop()
-	acceptErr := f.acceptLoop(ctx, ln, pending, func(c net.Conn) {
+	acceptErr := f.acceptLoop(ctx, ln, g, func(c net.Conn) {
+		var t *ticket
+		if adm != nil {
+			t = adm.add(c)
+		}
 		wg.Add(1)
 		w.run(func() {
 			defer wg.Done()
-			var once sync.Once
-			admitted := func() { once.Do(func() { <-pending }) }
-			defer admitted()
-			_ = f.handle(hard, c, g, admitted, w) // logged there; one failure never affects the others
+			_ = f.handle(hard, c, g, t, w) // logged there; one failure never affects the others
 		})
 	})
 	ln.Close()
@@ -149,14 +193,14 @@ func (f *Forwarder) Serve(ctx context.Context, ln net.Listener) error {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	if acceptErr == nil && f.ShutdownTimeout > 0 {
-		if n := len(pending) + len(g.slots); n > 0 {
+		if n := g.connections(); n > 0 {
 			f.log().Info("shutting down: waiting for open connections", "open", n, "grace", f.ShutdownTimeout)
 		}
 		t := time.NewTimer(f.ShutdownTimeout)
 		select {
 		case <-done:
 		case <-t.C:
-			f.log().Warn("shutting down: grace period over, closing connections", "open", len(pending)+len(g.slots))
+			f.log().Warn("shutting down: grace period over, closing connections", "open", g.connections())
 		}
 		t.Stop()
 	}
@@ -165,31 +209,40 @@ func (f *Forwarder) Serve(ctx context.Context, ln net.Listener) error {
 	return acceptErr
 }
 
-// acceptLoop takes a pending place before each Accept, so at MaxPending the
-// kernel's backlog holds new clients until a connection is admitted or
-// ends. It returns nil when ctx is done and the listener's error otherwise.
-func (f *Forwarder) acceptLoop(ctx context.Context, ln net.Listener, slots chan struct{}, handle func(net.Conn)) error {
+func (f *Forwarder) maxPendingPerSource() int {
+	if f.MaxPendingPerSource > 0 {
+		return f.MaxPendingPerSource
+	}
+	return defaultMaxPendingPerSource
+}
+
+// helloRule is the first-message deadline; size 0 when there is none.
+func (f *Forwarder) helloRule() helloRule {
+	hs := f.HandshakeTimeout
+	if hs <= 0 {
+		hs = defaultHandshakeTimeout
+	}
+	r := helloRule{size: f.FirstMessageSize, timeout: f.FirstMessageTimeout}
+	if r.timeout <= 0 {
+		r.timeout = defaultFirstMessageTimeout
+	}
+	if r.timeout >= hs {
+		r.size = 0 // the handshake timeout comes first
+	}
+	return r
+}
+
+// acceptLoop accepts until ctx is done or ln fails, pausing only while
+// the gate's queue of connections through their handshake is full. It
+// returns nil when ctx is done and the listener's error otherwise.
+func (f *Forwarder) acceptLoop(ctx context.Context, ln net.Listener, g *gate, handle func(net.Conn)) error {
 	var backoff time.Duration
-	var lastWarn time.Time
 	for {
-		select {
-		case slots <- struct{}{}:
-		default:
-			// Under sustained load every accept meets a full house: say so
-			// at most every limitWarnEvery, not once per connection.
-			if time.Since(lastWarn) >= limitWarnEvery {
-				f.log().Warn("pending connection limit reached; new connections wait", "max_pending", cap(slots))
-				lastWarn = time.Now()
-			}
-			select {
-			case slots <- struct{}{}:
-			case <-ctx.Done():
-				return nil
-			}
+		if !g.waitRoom(ctx) {
+			return nil
 		}
 		c, err := ln.Accept()
 		if err != nil {
-			<-slots
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -211,41 +264,6 @@ func (f *Forwarder) acceptLoop(ctx context.Context, ln net.Listener, slots chan 
 		handle(c)
 	}
 }
-
-// gate admits connections under MaxConns once they are through their
-// handshake, so the places go to peers that proved the key.
-type gate struct {
-	slots chan struct{}
-	log   *slog.Logger
-
-	mu       sync.Mutex
-	lastWarn time.Time
-}
-
-// enter waits for a place (or ctx); leave gives it back.
-func (g *gate) enter(ctx context.Context) error {
-	select {
-	case g.slots <- struct{}{}:
-		return nil
-	default:
-	}
-	// Under sustained load every connection meets a full house: say so at
-	// most every limitWarnEvery, not once per connection.
-	g.mu.Lock()
-	if time.Since(g.lastWarn) >= limitWarnEvery {
-		g.log.Warn("connection limit reached; new connections wait", "max_conns", cap(g.slots))
-		g.lastWarn = time.Now()
-	}
-	g.mu.Unlock()
-	select {
-	case g.slots <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (g *gate) leave() { <-g.slots }
 
 type nopObserver struct{}
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -17,9 +18,10 @@ func (f *Forwarder) Handle(ctx context.Context, raw net.Conn) error {
 	return f.handle(ctx, raw, nil, nil, nil)
 }
 
-// handle is Handle for Serve: once the connection is through its handshake
-// it takes a place at g (nil: none needed) and calls admitted.
-func (f *Forwarder) handle(ctx context.Context, raw net.Conn, g *gate, admitted func(), w *workers) error {
+// handle is Handle for Serve: the handshake runs under the admission
+// ticket t (nil: none), and once the connection is through it, it takes a
+// place at g (nil: none needed).
+func (f *Forwarder) handle(ctx context.Context, raw net.Conn, g *gate, t *ticket, w *workers) error {
 	obs := f.observer()
 	obs.ConnOpened()
 	defer obs.ConnClosed()
@@ -30,7 +32,7 @@ func (f *Forwarder) handle(ctx context.Context, raw net.Conn, g *gate, admitted 
 
 	// Until the transfer owns them, the connections close when ctx ends.
 	closeRaw := context.AfterFunc(ctx, func() { raw.Close() })
-	in, out, leave, stage, err := f.open(ctx, raw, g, admitted)
+	in, out, leave, stage, err := f.open(ctx, raw, g, t)
 	closeRaw()
 	if err != nil {
 		// Reset, so a plaintext client of "spipe connect" does not take the
@@ -39,7 +41,15 @@ func (f *Forwarder) handle(ctx context.Context, raw net.Conn, g *gate, admitted 
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (%w)", errShutdown, err)
 		}
-		log().Warn("connection failed", "stage", stage, "reason", Reason(err), "err", err)
+		// A handshake the admission table cut is routine under a flood:
+		// counted (its reason), but not a warning per connection.
+		level := slog.LevelWarn
+		if _, cut := errors.AsType[*cutError](err); cut {
+			level = slog.LevelDebug
+		}
+		if f.log().Enabled(ctx, level) {
+			log().Log(ctx, level, "connection failed", "stage", stage, "reason", Reason(err), "err", err)
+		}
 		return err
 	}
 	defer leave()
@@ -62,13 +72,13 @@ func (f *Forwarder) handle(ctx context.Context, raw net.Conn, g *gate, admitted 
 // is dialled. Between the two it takes a place at g, if any, and on
 // success returns leave to give it back. It returns the stage that failed
 // for the log line.
-func (f *Forwarder) open(ctx context.Context, raw net.Conn, g *gate, admitted func()) (in, out Conn, leave func(), stage string, err error) {
+func (f *Forwarder) open(ctx context.Context, raw net.Conn, g *gate, t *ticket) (in, out Conn, leave func(), stage string, err error) {
 	timeout := f.HandshakeTimeout
 	if timeout <= 0 {
 		timeout = defaultHandshakeTimeout
 	}
 	if f.SecureSide == SecureInbound {
-		in, err = f.secure(ctx, raw, timeout)
+		in, err = f.secure(ctx, raw, timeout, t)
 		if err != nil {
 			return nil, nil, nil, "handshake", err
 		}
@@ -85,7 +95,6 @@ func (f *Forwarder) open(ctx context.Context, raw net.Conn, g *gate, admitted fu
 			abortConn(in)
 			return nil, nil, nil, "admission", err
 		}
-		admitted()
 		leave = g.leave
 	}
 	in, out, stage, err = f.dialTarget(ctx, in, timeout)
@@ -117,7 +126,7 @@ func (f *Forwarder) dialTarget(ctx context.Context, in Conn, timeout time.Durati
 		}
 		return in, out, "", nil
 	}
-	out, err = f.secure(ctx, target, timeout)
+	out, err = f.secure(ctx, target, timeout, nil)
 	if err != nil {
 		target.Close()
 		abortConn(in)
@@ -128,20 +137,30 @@ func (f *Forwarder) dialTarget(ctx context.Context, in Conn, timeout time.Durati
 
 // secure runs Secure on c under the handshake timeout, both as a context
 // deadline and as a deadline on the socket, so a peer that says nothing
-// cannot hold the slot, whatever Secure does with the context.
-func (f *Forwarder) secure(ctx context.Context, c net.Conn, timeout time.Duration) (Conn, error) {
+// cannot hold the slot, whatever Secure does with the context. The
+// handshake holds its admission ticket t (nil: none) until it ends.
+func (f *Forwarder) secure(ctx context.Context, c net.Conn, timeout time.Duration, t *ticket) (Conn, error) {
 	hctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
 	deadline, _ := hctx.Deadline()
 	_ = c.SetDeadline(deadline)
-	sc, err := f.Secure(hctx, c)
+	sc, err := f.Secure(hctx, t.secureConn(c))
 	if err == nil {
 		err = c.SetDeadline(noDeadline)
 		if err != nil {
 			sc.Close()
 			sc = nil
 		}
+	}
+	// Leaving the table settles a race with a cut: a handshake that
+	// succeeded as its socket was closed fails with the cut.
+	if cause := t.leave(); cause != nil {
+		if sc != nil {
+			sc.Close()
+			sc, err = nil, net.ErrClosed
+		}
+		err = &cutError{cause: cause, err: err}
 	}
 	f.observer().Handshake(time.Since(start), err)
 	return sc, err

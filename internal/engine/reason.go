@@ -12,8 +12,21 @@ import (
 // Reason sorts a connection failure into a short, stable class for logs
 // and metric labels: "timeout", "refused", "reset", "eof", "idle",
 // "shutdown", "unreachable", "dns" or "other" (protocol errors are added
-// by the protocol's own classes).
+// by the protocol's own classes); a handshake the admission table cut is
+// "evicted" (its place went to a newer connection), "hello_timeout" (its
+// first message was not in by the deadline) or "shutdown".
 func Reason(err error) string {
+	// A cut handshake fails with whatever its closed socket made of it;
+	// the cut is the reason.
+	if cut, ok := errors.AsType[*cutError](err); ok {
+		return Reason(cut.cause)
+	}
+	switch {
+	case errors.Is(err, errEvicted):
+		return "evicted"
+	case errors.Is(err, errHelloTimeout):
+		return "hello_timeout"
+	}
 	if r := protocolReason(err); r != "" {
 		return r
 	}

@@ -60,6 +60,10 @@ type Options struct {
 	SocketMode       fs.FileMode
 	ProxyProtocol    bool
 
+	// MaxPendingPerSource caps a source's handshakes in progress (see
+	// engine.Forwarder); 0: the engine's default.
+	MaxPendingPerSource int
+
 	PidFile     string
 	MetricsAddr *engine.Addr // nil: no metrics
 }

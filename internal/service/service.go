@@ -179,18 +179,26 @@ func (s *Service) forwarder() *engine.Forwarder {
 		ShutdownTimeout:  s.opts.ShutdownTimeout,
 		Log:              s.log,
 	}
+	f.MaxPendingPerSource = s.opts.MaxPendingPerSource
 	if s.metrics != nil {
 		f.Observer = s.metrics
 	}
 	if s.opts.Mode == Listen {
 		f.SecureSide = engine.SecureInbound
 		f.Secure = s.handshake(spipe.Server)
+		f.FirstMessageSize = clientHelloSize
 	} else {
 		f.SecureSide = engine.SecureOutbound
 		f.Secure = s.handshake(spipe.Client)
 	}
 	return f
 }
+
+// clientHelloSize is the size of the protocol's first message, which a
+// client sends as soon as it is connected: the listener cuts a connection
+// that has not sent it within the engine's first-message deadline.
+// TestClientHelloSize checks it against what pkg/spipe sends.
+const clientHelloSize = 106
 
 // handshake runs one side of the protocol with the keys current when the
 // connection arrived.

@@ -38,6 +38,11 @@ func pick[T any](short, full T) T {
 	return short
 }
 
+// firstMessageDeadline is the engine's default first-message deadline:
+// the listener cuts a connection that has not sent a whole ClientHello by
+// then.
+const firstMessageDeadline = 3 * time.Second
+
 // logBuf collects a service's log lines for assertions.
 type logBuf struct {
 	mu sync.Mutex
@@ -111,8 +116,16 @@ type svc struct {
 }
 
 // startSvc starts a service accepting on source (host:port, port 0 for
-// any) and forwarding to target. tweak may adjust the options.
+// any) and forwarding to target, logging at INFO. tweak may adjust the
+// options.
 func startSvc(t *testing.T, mode service.Mode, source, target, key string, tweak func(*service.Options)) *svc {
+	t.Helper()
+	return startSvcAt(t, slog.LevelInfo, mode, source, target, key, tweak)
+}
+
+// startSvcAt is startSvc logging at level (DEBUG shows the handshakes the
+// admission table cuts).
+func startSvcAt(t *testing.T, level slog.Level, mode service.Mode, source, target, key string, tweak func(*service.Options)) *svc {
 	t.Helper()
 	src, err := engine.ParseAddr(source)
 	require.NoError(t, err)
@@ -126,7 +139,7 @@ func startSvc(t *testing.T, mode service.Mode, source, target, key string, tweak
 		tweak(&opts)
 	}
 	s := &svc{log: &logBuf{}, done: make(chan error, 1)}
-	logger := slog.New(slog.NewTextHandler(s.log, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	logger := slog.New(slog.NewTextHandler(s.log, &slog.HandlerOptions{Level: level}))
 	ctx, cancel := context.WithCancel(context.Background())
 	started, err := service.Start(ctx, opts, logger)
 	if err != nil {

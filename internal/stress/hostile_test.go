@@ -6,10 +6,12 @@ import (
 	crand "crypto/rand"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -73,23 +75,33 @@ func latencies(t *testing.T, n int, addr string, cfg *spipe.Config) []time.Durat
 	return d
 }
 
-// TestHostileClients: while many connections stall in the handshake and
-// others send garbage, oversize frame headers or garbage after a valid
-// handshake, the listener keeps serving honest clients at close to their
-// normal latency, cuts each staller at the handshake timeout, and logs
-// the reason for every hostile connection.
+// TestHostileClients: while many connections from another address stall
+// in the handshake and others send garbage, oversize frame headers or
+// garbage after a valid handshake, the listener keeps serving honest
+// clients at close to their normal latency, holds the stallers up to its
+// per-source cap (each one beyond it cuts the oldest) and cuts those at
+// the first-message deadline or the handshake timeout, whichever comes
+// first, and logs the reason for every hostile connection.
 func TestHostileClients(t *testing.T) {
 	stallers := pick(150, 500) // more than the default --max-conns
+	const perSource = 100
 	garbage := pick(20, 100)
 	keyHolders := pick(10, 50)
 	hsTimeout := pick(2*time.Second, 4*time.Second)
+	// The short form's handshake timeout comes before the first-message
+	// deadline, the long form's after it.
+	cutAt, cutReason := hsTimeout, "reason=timeout"
+	if firstMessageDeadline < hsTimeout {
+		cutAt, cutReason = firstMessageDeadline, "reason=hello_timeout"
+	}
 	key := writeKey(t)
 	cfg := clientConfig(t, key)
 	tg := startTarget(t, false)
 	// The default --max-conns (100): stallers, more of them than that,
 	// must not take the places of clients that prove the key.
-	listen := startSvc(t, service.Listen, "127.0.0.1:0", tg.addr(), key, func(o *service.Options) {
+	listen := startSvcAt(t, slog.LevelDebug, service.Listen, "127.0.0.1:0", tg.addr(), key, func(o *service.Options) {
 		o.HandshakeTimeout = hsTimeout
+		o.MaxPendingPerSource = perSource
 	})
 
 	baseline := latencies(t, 30, listen.addr, cfg)
@@ -106,7 +118,15 @@ func TestHostileClients(t *testing.T) {
 			// Timed from before the dial: the listener's clock starts
 			// later, so a cut before the timeout shows here.
 			start := time.Now()
-			c, err := net.Dial("tcp", listen.addr)
+			d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}
+			c, err := d.Dial("tcp", listen.addr)
+			if errors.Is(err, syscall.ECONNRESET) {
+				// Accepted, and cut for a newer staller before this
+				// dial returned.
+				held[i] = time.Since(start)
+				stalled.Done()
+				return
+			}
 			if !assert.NoError(t, err) {
 				stalled.Done()
 				return
@@ -114,10 +134,14 @@ func TestHostileClients(t *testing.T) {
 			defer c.Close()
 			_, err = c.Write([]byte{spipe.Version, 1, 0, 0, 0})
 			stalled.Done()
+			if errors.Is(err, syscall.ECONNRESET) {
+				held[i] = time.Since(start)
+				return
+			}
 			if !assert.NoError(t, err) {
 				return
 			}
-			_ = c.SetReadDeadline(time.Now().Add(hsTimeout + 30*time.Second))
+			_ = c.SetReadDeadline(time.Now().Add(cutAt + 30*time.Second))
 			_, err = c.Read(make([]byte, 1))
 			held[i] = time.Since(start)
 			assert.Error(t, err, "the listener answered a staller")
@@ -168,12 +192,19 @@ func TestHostileClients(t *testing.T) {
 	assert.Less(t, med(during), 5*med(baseline)+100*time.Millisecond, "honest clients slowed down")
 	assert.Less(t, during[len(during)*9/10], hsTimeout/2, "honest clients waited for stallers")
 	slices.Sort(held)
-	t.Logf("stallers held for %v .. %v (handshake timeout %v)", held[0], held[len(held)-1], hsTimeout)
-	assert.GreaterOrEqual(t, held[0], hsTimeout-10*time.Millisecond, "a staller was cut early")
-	assert.Less(t, held[len(held)-1], hsTimeout+5*time.Second, "a staller was kept past the handshake timeout")
+	// The first stallers beyond the cap were cut as the later ones came;
+	// the last perSource held on until cutAt.
+	evicted := stallers - perSource
+	t.Logf("stallers: %d cut for newer ones after %v .. %v, %d held for %v .. %v (cut at %v)", evicted,
+		held[0], held[evicted-1], perSource, held[evicted], held[len(held)-1], cutAt)
+	assert.Less(t, held[evicted-1], cutAt-10*time.Millisecond, "a staller beyond the per-source cap held on")
+	assert.GreaterOrEqual(t, held[evicted], cutAt-10*time.Millisecond, "a staller under the per-source cap was cut early")
+	assert.Less(t, held[len(held)-1], cutAt+5*time.Second, "a staller was kept past its deadline")
 
 	l := listen.log
-	l.waitCount(t, stallers, 10*time.Second, "connection failed", "stage=handshake", "reason=timeout")
+	l.waitCount(t, evicted, 10*time.Second, "level=DEBUG", "connection failed", "stage=handshake", "reason=evicted")
+	l.waitCount(t, perSource, 10*time.Second, "connection failed", "stage=handshake", cutReason)
+	assert.Equal(t, evicted, l.count("connection failed", "stage=handshake", "reason=evicted"), "handshakes cut for newer ones")
 	l.waitCount(t, garbage/2, 10*time.Second, "connection failed", "stage=handshake", "reason=version")
 	l.waitCount(t, garbage/2, 10*time.Second, "connection failed", "stage=handshake", "reason=auth")
 	l.waitCount(t, keyHolders, 10*time.Second, "connection failed", "stage=transfer", "reason=frame_too_large")
