@@ -205,6 +205,25 @@ func TestMaxPending(t *testing.T) {
 	listen.waitLog(t, `level=WARN msg="pending handshakes cut to admit new connections" cut=1 source=127\.0\.0\.1 max_pending=1 max_pending_per_source=1`)
 }
 
+// TestMaxPendingPerSource: --max-pending-per-source reaches the listener:
+// with a cap of 2, a third silent peer from the same address cuts the
+// first, and the second stays.
+func TestMaxPendingPerSource(t *testing.T) {
+	key := keyFile(t)
+	tg := echoTarget(t)
+	_, laddr := serving(t, "listen", "-s", "127.0.0.1:0", "-t", tg.addr, "-k", key, "--max-pending-per-source", "2")
+	first := dial(t, laddr)
+	second := dial(t, laddr)
+	requireNoAnswer(t, first, "the listener answered a peer that said nothing")
+	dial(t, laddr)
+	require.NoError(t, first.SetReadDeadline(time.Now().Add(5*time.Second)))
+	_, err := first.Read(make([]byte, 1))
+	assert.ErrorIs(t, err, syscall.ECONNRESET, "the oldest of three from one address was not cut")
+	require.NoError(t, second.SetReadDeadline(time.Now().Add(300*time.Millisecond)))
+	_, err = second.Read(make([]byte, 1))
+	assert.ErrorIs(t, err, os.ErrDeadlineExceeded, "the second was cut, or answered")
+}
+
 func TestHandshakeTimeoutSilentClient(t *testing.T) {
 	key := keyFile(t)
 	tg := echoTarget(t)
