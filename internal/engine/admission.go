@@ -24,14 +24,18 @@ func (e *cutError) Error() string   { return e.cause.Error() + " (" + e.err.Erro
 func (e *cutError) Unwrap() []error { return []error{e.cause, e.err} }
 
 // admission is the table of accepted connections whose handshake has not
-// yet proven the key. Accepting never waits for it: a new connection always
-// gets a place, and when it needs one that is taken, the handshake cut is
-// the oldest of the source the new connection comes from, if that source
-// is at its cap, or else the oldest of the source holding the most places.
-// So a flood from a few sources only ever cuts its own handshakes, and
-// a flood from many must open max new connections while an honest
-// handshake runs to cut it. The table bounds the file descriptors
-// unauthenticated peers hold to max.
+// yet proven the key; it bounds the sockets such peers hold to max.
+// Accepting never waits for it: a new connection always gets a place, and
+// when the place it needs is taken, another handshake is cut. If the
+// newcomer's source is at its cap, the handshake cut is one of that
+// source's; otherwise one of the source with the most handshakes still
+// waiting for their first message (then with the most handshakes, then
+// with the oldest). Either way it is the source's oldest still waiting for
+// its first message, or its oldest if none is. A first message counts as
+// in once it is in the socket, read or not (where the system says how much
+// a socket holds). So a flood from a few sources only ever cuts its own
+// handshakes, and peers that never send a whole first message, from
+// however many addresses, cannot cut a handshake that has sent one.
 type admission struct {
 	max, perSource int
 	hello          helloRule
@@ -39,9 +43,9 @@ type admission struct {
 
 	mu      sync.Mutex
 	n       int               // tickets in the table
-	seq     uint64            // arrival order, for "oldest"
+	seq     uint64            // order of arrival (or of the first message), for "oldest"
 	sources map[source]*queue // sources with at least one ticket
-	busiest queueHeap         // the same queues, busiest (then oldest) first
+	busiest queueHeap         // the same queues, the next to lose a ticket first
 	closed  error             // set at shutdown: newcomers are cut at once
 	// The warning about evictions is written at most every
 	// limitWarnEvery, with the count since the last one.
@@ -56,17 +60,34 @@ type ticket struct {
 	conn       net.Conn // the accepted socket
 	hello      *helloConn
 	q          *queue // nil once out of the table
+	heard      bool   // its first message is in (it is in q.lists[heard])
 	seq        uint64
-	prev, next *ticket // in q, oldest first
+	prev, next *ticket // in its list, oldest first
 	cause      error   // why it was cut, if it was; under a.mu
 }
 
-// queue is one source's tickets, oldest first.
+// queue is one source's tickets: those waiting for their first message
+// (lists[0]) and those past it (lists[1]), each oldest first.
 type queue struct {
-	src            source
-	oldest, newest *ticket
-	n              int
-	index          int // in admission.busiest
+	src   source
+	lists [2]ticketList
+	n     int // tickets
+	heard int // of which past their first message
+	index int // in admission.busiest
+}
+
+type ticketList struct{ oldest, newest *ticket }
+
+// waiting is how many of q's tickets wait for their first message.
+func (q *queue) waiting() int { return q.n - q.heard }
+
+// next is the ticket q gives up first: its oldest still waiting for a
+// first message, or else its oldest.
+func (q *queue) next() *ticket {
+	if t := q.lists[0].oldest; t != nil {
+		return t
+	}
+	return q.lists[1].oldest
 }
 
 func newAdmission(max, perSource int, hello helloRule, log *slog.Logger) *admission {
@@ -87,14 +108,24 @@ func (a *admission) add(c net.Conn) *ticket {
 		t.abort()
 		return t
 	}
-	if q := a.sources[src]; q != nil && q.n >= a.perSource {
-		victim = q.oldest
-	} else if a.n >= a.max {
-		victim = a.busiest[0].oldest
+	for {
+		if q := a.sources[src]; q != nil && q.n >= a.perSource {
+			victim = q.next()
+		} else if a.n >= a.max {
+			victim = a.busiest[0].next()
+		}
+		// A victim waiting for its first message may have it in its
+		// socket, not yet read: then it joins those past it, and another
+		// is chosen. Each ticket moves at most once.
+		if victim == nil || victim.heard || !victim.hello.arrived() {
+			break
+		}
+		a.promote(victim)
+		victim = nil
 	}
-	var busiest source
+	var from source
 	if victim != nil {
-		busiest = victim.q.src
+		from = victim.q.src
 		a.unlink(victim)
 		victim.cause = errEvicted
 		a.evictions++
@@ -102,7 +133,12 @@ func (a *admission) add(c net.Conn) *ticket {
 			warn, a.lastWarn = true, now
 		}
 	}
-	a.link(t, src)
+	q := a.sources[src]
+	if q == nil {
+		q = &queue{src: src, index: -1}
+		a.sources[src] = q
+	}
+	a.link(t, q, false)
 	evictions := a.evictions
 	if warn {
 		a.evictions = 0
@@ -112,31 +148,31 @@ func (a *admission) add(c net.Conn) *ticket {
 		victim.abort()
 		if warn {
 			a.log.Warn("pending handshakes cut to admit new connections", "cut", evictions,
-				"source", busiest, "max_pending", a.max, "max_pending_per_source", a.perSource)
+				"source", from, "max_pending", a.max, "max_pending_per_source", a.perSource)
 		}
 	}
 	if a.hello.size > 0 {
-		t.hello = a.hello.watch(c, func() { t.cut(errHelloTimeout) })
+		t.hello = a.hello.watch(c, t.firstMessageIn, func() { t.cut(errHelloTimeout) })
 	}
 	return t
 }
 
-// link appends t to its source's queue.
-func (a *admission) link(t *ticket, src source) {
-	q := a.sources[src]
-	if q == nil {
-		q = &queue{src: src, index: -1}
-		a.sources[src] = q
-	}
+// link appends t to q's list of tickets waiting for their first message,
+// or past it.
+func (a *admission) link(t *ticket, q *queue, heard bool) {
+	l := &q.lists[b2i(heard)]
 	a.seq++
-	t.seq, t.q, t.prev = a.seq, q, q.newest
-	if q.newest != nil {
-		q.newest.next = t
+	t.seq, t.q, t.heard, t.prev = a.seq, q, heard, l.newest
+	if l.newest != nil {
+		l.newest.next = t
 	} else {
-		q.oldest = t
+		l.oldest = t
 	}
-	q.newest = t
+	l.newest = t
 	q.n++
+	if heard {
+		q.heard++
+	}
 	a.n++
 	if q.index < 0 {
 		heap.Push(&a.busiest, q)
@@ -147,21 +183,9 @@ func (a *admission) link(t *ticket, src source) {
 
 // unlink takes t out of the table; a source left without tickets goes.
 func (a *admission) unlink(t *ticket) {
+	a.detach(t)
 	q := t.q
-	if t.prev != nil {
-		t.prev.next = t.next
-	} else {
-		q.oldest = t.next
-	}
-	if t.next != nil {
-		t.next.prev = t.prev
-	} else {
-		q.newest = t.prev
-	}
-	t.prev, t.next = nil, nil
 	t.q = nil
-	q.n--
-	a.n--
 	if q.n == 0 {
 		heap.Remove(&a.busiest, q.index)
 		delete(a.sources, q.src)
@@ -170,15 +194,57 @@ func (a *admission) unlink(t *ticket) {
 	}
 }
 
+// detach takes t out of its list and counts; the caller fixes the heap.
+func (a *admission) detach(t *ticket) {
+	q := t.q
+	l := &q.lists[b2i(t.heard)]
+	if t.prev != nil {
+		t.prev.next = t.next
+	} else {
+		l.oldest = t.next
+	}
+	if t.next != nil {
+		t.next.prev = t.prev
+	} else {
+		l.newest = t.prev
+	}
+	t.prev, t.next = nil, nil
+	q.n--
+	if t.heard {
+		q.heard--
+	}
+	a.n--
+}
+
+// firstMessageIn moves t among its source's tickets past their first
+// message, where it is cut only after every ticket still waiting for one.
+func (t *ticket) firstMessageIn() {
+	a := t.a
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if t.q != nil && !t.heard {
+		a.promote(t)
+	}
+}
+
+// promote moves t to its source's tickets past their first message.
+func (a *admission) promote(t *ticket) {
+	q := t.q
+	a.detach(t)
+	a.link(t, q, true)
+}
+
 // close cuts every ticket with cause and every later one at once.
 func (a *admission) close(cause error) {
 	var cut []*ticket
 	a.mu.Lock()
 	a.closed = cause
 	for _, q := range a.sources {
-		for t := q.oldest; t != nil; t = t.next {
-			t.cause, t.q = cause, nil
-			cut = append(cut, t)
+		for _, l := range q.lists {
+			for t := l.oldest; t != nil; t = t.next {
+				t.cause, t.q = cause, nil
+				cut = append(cut, t)
+			}
 		}
 	}
 	clear(a.sources)
@@ -244,14 +310,22 @@ func (t *ticket) cut(cause error) {
 // the server keeps no TIME_WAIT for it.
 func (t *ticket) abort() { abortConn(rawConn{t.conn}) }
 
-// queueHeap orders the sources busiest first; of two as busy, the one
-// with the older ticket first, so that among equals the oldest handshake
-// is cut.
+// queueHeap orders the sources by which loses a ticket first when the
+// table is full: the one with the most tickets waiting for their first
+// message, then the one with the most tickets, then the one whose next
+// ticket to go is the oldest.
 type queueHeap []*queue
 
 func (h queueHeap) Len() int { return len(h) }
 func (h queueHeap) Less(i, j int) bool {
-	return h[i].n > h[j].n || h[i].n == h[j].n && h[i].oldest.seq < h[j].oldest.seq
+	x, y := h[i], h[j]
+	if x.waiting() != y.waiting() {
+		return x.waiting() > y.waiting()
+	}
+	if x.n != y.n {
+		return x.n > y.n
+	}
+	return x.next().seq < y.next().seq
 }
 func (h queueHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
@@ -269,4 +343,11 @@ func (h *queueHeap) Pop() any {
 	*h = old[:len(old)-1]
 	q.index = -1
 	return q
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -3,9 +3,11 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -169,6 +171,39 @@ func TestAdmissionFullTableCutsTheBusiestSourcesOldest(t *testing.T) {
 	assert.NoError(t, tb.ts[b1].leave())
 }
 
+// TestAdmissionSparesHandshakesPastTheirFirstMessage: a full table cuts
+// handshakes still waiting for their first message before any that have
+// one, whichever source holds more; so does a source at its cap.
+func TestAdmissionSparesHandshakesPastTheirFirstMessage(t *testing.T) {
+	tb := newTable(8, 3)
+	h0, h1 := tb.add("192.0.2.1"), tb.add("192.0.2.1")
+	tb.ts[h0].firstMessageIn()
+	tb.ts[h1].firstMessageIn()
+	w0 := tb.add("192.0.2.1")
+	tb.add("192.0.2.1")
+	assert.Equal(t, []int{w0}, tb.cut(), "a source at its cap gives its oldest still waiting, not its oldest")
+
+	// A flood from many sources, one idle connection each: the oldest of
+	// the table, 192.0.2.9's, is past its first message and stays.
+	tb = newTable(8, 8)
+	honest := tb.add("192.0.2.9")
+	tb.ts[honest].firstMessageIn()
+	for i := range 1000 {
+		tb.add(fmt.Sprintf("198.51.100.%d", i%250))
+	}
+	assert.False(t, tb.conns[honest].closed.Load(), "a handshake past its first message was cut for idle ones")
+	assert.Len(t, tb.cut(), 1000-7)
+
+	// When every handshake has its first message, the busiest source
+	// gives as before.
+	tb = newTable(4, 4)
+	for _, ip := range []string{"192.0.2.1", "192.0.2.2", "192.0.2.2", "192.0.2.3"} {
+		tb.ts[tb.add(ip)].firstMessageIn()
+	}
+	tb.add("192.0.2.4")
+	assert.Equal(t, []int{1}, tb.cut())
+}
+
 // TestAdmissionFloodCutsOnlyItself: a flood from one source against a
 // full table cuts only its own handshakes, however long it goes on.
 func TestAdmissionFloodCutsOnlyItself(t *testing.T) {
@@ -297,6 +332,101 @@ func TestFullTableCutsTheBusiestSource(t *testing.T) {
 	}
 }
 
+// TestManySourcesCannotCutAHandshakePastItsFirstMessage: idle
+// connections from more addresses than the table has places, so that
+// each holds one at most, cut each other oldest first; but a handshake
+// that has sent its first message is not theirs to cut, however old.
+func TestManySourcesCannotCutAHandshakePastItsFirstMessage(t *testing.T) {
+	const size = 10
+	f := newForwarder(echoServer(t))
+	f.Secure = func(_ context.Context, c net.Conn) (Conn, error) {
+		// The first message, then a second one the client sends later.
+		if _, err := io.ReadFull(c, make([]byte, size+1)); err != nil {
+			return nil, err
+		}
+		return c.(Conn), nil
+	}
+	f.FirstMessageSize = size
+	f.MaxPending = 16
+	obs := &failures{}
+	f.Observer = obs
+	addr := serveWith(t, f)
+
+	c := dialFrom(t, "127.0.0.1", addr)
+	_, err := c.Write([]byte("0123456789"))
+	require.NoError(t, err)
+	time.Sleep(100 * time.Millisecond) // read by the handshake
+	var idle []net.Conn
+	for i := range 200 {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 1, byte(1+i))}}
+		ic, err := d.Dial("tcp", addr)
+		if err == nil { // else cut before the dial returned
+			idle = append(idle, ic)
+			t.Cleanup(func() { ic.Close() })
+		}
+	}
+	require.True(t, settle(func() bool { return obs.count("evicted") == 200-15 }), "evicted: %d", obs.count("evicted"))
+	_, err = c.Write([]byte("!hello"))
+	require.NoError(t, err)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
+	got := make([]byte, 5)
+	_, err = io.ReadFull(c, got)
+	require.NoError(t, err, "the handshake past its first message was cut")
+	assert.Equal(t, "hello", string(got))
+	assert.True(t, cutWithin(idle[0], 5*time.Second), "the oldest idle connection was not cut")
+}
+
+// TestFirstMessageUnreadStillCounts: a handshake whose first message
+// sits in its socket, unread because its goroutine has not run yet, is
+// spared as one that has read it (Linux, where the socket says how much
+// it holds).
+func TestFirstMessageUnreadStillCounts(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the socket's unread byte count is read on Linux only")
+	}
+	const size = 10
+	release := make(chan struct{})
+	var first atomic.Bool
+	f := newForwarder(echoServer(t))
+	f.Secure = func(_ context.Context, c net.Conn) (Conn, error) {
+		if first.CompareAndSwap(false, true) {
+			<-release // a handshake goroutine that has not got to its read
+		}
+		if _, err := io.ReadFull(c, make([]byte, size)); err != nil {
+			return nil, err
+		}
+		return c.(Conn), nil
+	}
+	f.FirstMessageSize = size
+	f.MaxPending = 16
+	obs := &failures{}
+	f.Observer = obs
+	addr := serveWith(t, f)
+	var releaseOnce sync.Once
+	unblock := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(unblock) // before Serve stops, which waits for the handshake
+
+	c := dialFrom(t, "127.0.0.1", addr)
+	_, err := c.Write([]byte("0123456789"))
+	require.NoError(t, err)
+	require.True(t, settle(first.Load))
+	for i := range 200 {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 1, byte(1+i))}}
+		if ic, err := d.Dial("tcp", addr); err == nil {
+			t.Cleanup(func() { ic.Close() })
+		}
+	}
+	require.True(t, settle(func() bool { return obs.count("evicted") == 200-15 }), "evicted: %d", obs.count("evicted"))
+	unblock()
+	_, err = c.Write([]byte("hello"))
+	require.NoError(t, err)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
+	got := make([]byte, 5)
+	_, err = io.ReadFull(c, got)
+	require.NoError(t, err, "the handshake with its first message unread was cut")
+	assert.Equal(t, "hello", string(got))
+}
+
 // TestFirstMessageDeadline: a peer that has not sent the whole first
 // message by the deadline is cut then, long before the handshake timeout,
 // with its own reason; one that sends it in time, even in pieces, is not.
@@ -363,9 +493,10 @@ func TestFirstMessageDeadlineNotPastHandshakeTimeout(t *testing.T) {
 	f := &Forwarder{FirstMessageSize: 106} // the default handshake timeout, 10 s
 	assert.Equal(t, helloRule{size: 106, timeout: 3 * time.Second}, f.helloRule())
 	f.HandshakeTimeout = 3 * time.Second
-	assert.Zero(t, f.helloRule().size, "a 3 s handshake timeout makes a 3 s first-message deadline moot")
+	assert.Equal(t, helloRule{size: 106}, f.helloRule(), "a 3 s handshake timeout makes a 3 s first-message deadline moot")
 	f.FirstMessageTimeout = 500 * time.Millisecond
 	assert.Equal(t, helloRule{size: 106, timeout: 500 * time.Millisecond}, f.helloRule())
+	assert.Equal(t, helloRule{}, (&Forwarder{}).helloRule(), "no first message, no deadline")
 }
 
 // TestShutdownCutsPendingHandshakesAtOnce: when Serve's context ends, a

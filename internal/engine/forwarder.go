@@ -47,11 +47,13 @@ type Forwarder struct {
 	// (the admission table), which bounds the sockets peers that have not
 	// proven the key can hold. Accepting never waits for a place: when the
 	// table is full, a new connection cuts the oldest handshake of the
-	// source holding the most places. Peers that stall therefore only cut
-	// each other's handshakes, unless they come from so many sources that
-	// each holds a single place; then they must open MaxPending new
-	// connections while an honest handshake runs to cut it. MaxPending
-	// also caps the connections through their handshake that wait for one
+	// source holding the most places (sparing, with FirstMessageSize set,
+	// those that have sent their first message). Peers that stall
+	// therefore only cut each other's handshakes, unless they come from so
+	// many sources that each holds a single place; then they must open
+	// MaxPending new connections from as many sources between an honest
+	// client's connect and its first message to cut it. MaxPending also
+	// caps the connections through their handshake that wait for one
 	// of the MaxConns places; with that many waiting, new connections wait
 	// in the listen backlog (only peers that proved the key, or local
 	// clients of "spipe connect", can cause that). Zero means MaxConns or
@@ -65,10 +67,14 @@ type Forwarder struct {
 	// it), or MaxPending if that is smaller.
 	MaxPendingPerSource int
 	// FirstMessageSize is the size of the protocol's first message on the
-	// listening side (the ClientHello). When set, a connection that has
-	// not sent that many bytes FirstMessageTimeout after it was accepted
-	// is cut, so idle, garbage or byte-a-second peers go long before the
-	// handshake timeout. Zero turns the deadline off.
+	// listening side (the ClientHello), which an honest client sends as
+	// soon as it is connected. When set, the admission table cuts the
+	// handshakes still waiting for that many bytes before any that have
+	// received them, so peers that never send a whole first message
+	// cannot cut a handshake that has one, whatever their number; and a
+	// connection that has not sent it FirstMessageTimeout after it was
+	// accepted is cut, so idle, garbage or byte-a-second peers go long
+	// before the handshake timeout. Zero turns both off.
 	FirstMessageSize int
 	// FirstMessageTimeout is that deadline; zero means 3 s. It applies
 	// only if shorter than HandshakeTimeout.
@@ -216,7 +222,8 @@ func (f *Forwarder) maxPendingPerSource() int {
 	return defaultMaxPendingPerSource
 }
 
-// helloRule is the first-message deadline; size 0 when there is none.
+// helloRule is the first message's size and deadline (0: none, when the
+// handshake timeout comes first).
 func (f *Forwarder) helloRule() helloRule {
 	hs := f.HandshakeTimeout
 	if hs <= 0 {
@@ -226,8 +233,8 @@ func (f *Forwarder) helloRule() helloRule {
 	if r.timeout <= 0 {
 		r.timeout = defaultFirstMessageTimeout
 	}
-	if r.timeout >= hs {
-		r.size = 0 // the handshake timeout comes first
+	if r.size <= 0 || r.timeout >= hs {
+		r.timeout = 0
 	}
 	return r
 }

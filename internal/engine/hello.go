@@ -6,27 +6,30 @@ import (
 	"time"
 )
 
-// helloRule is the first-message deadline: a peer must have sent size
-// bytes (the protocol's first message) within timeout of being accepted.
-// An honest client sends its first message as soon as it is connected, so
-// it arrives with the end of the TCP handshake; a peer that sends nothing,
-// garbage short of a message, or a byte now and then is cut long before
-// the handshake timeout.
+// helloRule is about the protocol's first message, size bytes: the
+// admission table spares handshakes that have sent it, and, with a
+// timeout, cuts a connection that has not sent it that long after being
+// accepted. An honest client sends its first message as soon as it is
+// connected, so it arrives with the end of the TCP handshake; a peer that
+// sends nothing, garbage short of a message, or a byte now and then is cut
+// long before the handshake timeout.
 type helloRule struct {
-	size    int
-	timeout time.Duration
+	size    int           // 0: the first message is not watched
+	timeout time.Duration // 0: no deadline
 }
 
-// watch starts the deadline for c and returns c wrapped to count what the
-// handshake reads from it; late runs if the count is short when the
-// deadline passes.
-func (r helloRule) watch(c net.Conn, late func()) *helloConn {
-	h := &helloConn{Conn: c, need: int64(r.size)}
-	h.timer = time.AfterFunc(r.timeout, func() {
-		if !h.done.Load() {
-			late()
-		}
-	})
+// watch returns c wrapped to count what the handshake reads from it: in
+// runs once size bytes are read, late if the deadline passes before they
+// have arrived.
+func (r helloRule) watch(c net.Conn, in, late func()) *helloConn {
+	h := &helloConn{Conn: c, need: int64(r.size), in: in}
+	if r.timeout > 0 {
+		h.timer = time.AfterFunc(r.timeout, func() {
+			if !h.arrived() {
+				late()
+			}
+		})
+	}
 	return h
 }
 
@@ -37,6 +40,7 @@ type helloConn struct {
 	need  int64
 	got   atomic.Int64
 	done  atomic.Bool
+	in    func()
 	timer *time.Timer
 }
 
@@ -44,8 +48,24 @@ func (h *helloConn) Read(p []byte) (int, error) {
 	n, err := h.Conn.Read(p)
 	if n > 0 && !h.done.Load() && h.got.Add(int64(n)) >= h.need {
 		h.stop()
+		h.in()
 	}
 	return n, err
+}
+
+// arrived reports whether the whole first message is in: read by the
+// handshake, or waiting in the socket for it to read. A handshake whose
+// goroutine has not yet run must not count as one still waiting for its
+// first message if the peer sent it at once.
+func (h *helloConn) arrived() bool {
+	if h == nil {
+		return false
+	}
+	if h.done.Load() {
+		return true
+	}
+	n, ok := unread(h.Conn)
+	return ok && int64(n) >= h.need-h.got.Load()
 }
 
 // stop ends the watch: the first message is in, or the handshake is over.
@@ -54,7 +74,9 @@ func (h *helloConn) stop() {
 		return
 	}
 	h.done.Store(true)
-	h.timer.Stop()
+	if h.timer != nil {
+		h.timer.Stop()
+	}
 }
 
 // CloseWrite half-closes the connection if it can: the protocol above
