@@ -28,14 +28,14 @@ func (e *cutError) Unwrap() []error { return []error{e.cause, e.err} }
 // Accepting never waits for it: a new connection always gets a place, and
 // when the place it needs is taken, another handshake is cut. If the
 // newcomer's source is at its cap, the handshake cut is one of that
-// source's; otherwise one of the source with the most handshakes still
-// waiting for their first message (then with the most handshakes, then
-// with the oldest). Either way it is the source's oldest still waiting for
-// its first message, or its oldest if none is. A first message counts as
-// in once it is in the socket, read or not (where the system says how much
-// a socket holds). So a flood from a few sources only ever cuts its own
-// handshakes, and peers that never send a whole first message, from
-// however many addresses, cannot cut a handshake that has sent one.
+// source's; otherwise one of the source holding the most places (then the
+// most waiting for their first message, then the oldest). Either way it
+// is the source's oldest still waiting for its first message, or its
+// oldest if none is. A first message counts as in once it is in the
+// socket, read or not (where the system says how much a socket holds). So
+// a flood from a few sources only ever cuts its own handshakes, and peers
+// that never send a whole first message, from however many addresses,
+// cannot cut a handshake that has sent one.
 type admission struct {
 	max, perSource int
 	hello          helloRule
@@ -311,19 +311,23 @@ func (t *ticket) cut(cause error) {
 func (t *ticket) abort() { abortConn(rawConn{t.conn}) }
 
 // queueHeap orders the sources by which loses a ticket first when the
-// table is full: the one with the most tickets waiting for their first
-// message, then the one with the most tickets, then the one whose next
-// ticket to go is the oldest.
+// table is full: the one with the most tickets; of those, the one with
+// the most waiting for their first message; then the one whose next
+// ticket to go is the oldest. The count comes first so that a source
+// holding one handshake never loses it while another holds two, whatever
+// their first messages; the first messages decide among equals, which is
+// where a flood from as many addresses as the table has places puts
+// everyone.
 type queueHeap []*queue
 
 func (h queueHeap) Len() int { return len(h) }
 func (h queueHeap) Less(i, j int) bool {
 	x, y := h[i], h[j]
-	if x.waiting() != y.waiting() {
-		return x.waiting() > y.waiting()
-	}
 	if x.n != y.n {
 		return x.n > y.n
+	}
+	if x.waiting() != y.waiting() {
+		return x.waiting() > y.waiting()
 	}
 	return x.next().seq < y.next().seq
 }

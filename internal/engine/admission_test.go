@@ -171,9 +171,11 @@ func TestAdmissionFullTableCutsTheBusiestSourcesOldest(t *testing.T) {
 	assert.NoError(t, tb.ts[b1].leave())
 }
 
-// TestAdmissionSparesHandshakesPastTheirFirstMessage: a full table cuts
-// handshakes still waiting for their first message before any that have
-// one, whichever source holds more; so does a source at its cap.
+// TestAdmissionSparesHandshakesPastTheirFirstMessage: of sources holding
+// as many places, a full table cuts from one with handshakes still
+// waiting for their first message, and those before any that have one;
+// so does a source at its cap. A source holding fewer places is still
+// never cut for one holding more.
 func TestAdmissionSparesHandshakesPastTheirFirstMessage(t *testing.T) {
 	tb := newTable(8, 3)
 	h0, h1 := tb.add("192.0.2.1"), tb.add("192.0.2.1")
@@ -193,6 +195,18 @@ func TestAdmissionSparesHandshakesPastTheirFirstMessage(t *testing.T) {
 	}
 	assert.False(t, tb.conns[honest].closed.Load(), "a handshake past its first message was cut for idle ones")
 	assert.Len(t, tb.cut(), 1000-7)
+
+	// Replays (first message in) from sources holding two places each do
+	// not cut a source holding one, even before its first message is in.
+	tb = newTable(8, 8)
+	for i := range 8 {
+		tb.ts[tb.add(fmt.Sprintf("198.51.100.%d", i/2))].firstMessageIn()
+	}
+	honest = tb.add("192.0.2.9")
+	for i := range 100 {
+		tb.ts[tb.add(fmt.Sprintf("198.51.100.%d", i%4))].firstMessageIn()
+	}
+	assert.False(t, tb.conns[honest].closed.Load(), "a source holding one handshake lost it to sources holding two")
 
 	// When every handshake has its first message, the busiest source
 	// gives as before.
