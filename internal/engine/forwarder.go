@@ -68,13 +68,15 @@ type Forwarder struct {
 	MaxPendingPerSource int
 	// FirstMessageSize is the size of the protocol's first message on the
 	// listening side (the ClientHello), which an honest client sends as
-	// soon as it is connected. When set, the admission table cuts the
-	// handshakes still waiting for that many bytes before any that have
-	// received them, so peers that never send a whole first message
-	// cannot cut a handshake that has one, whatever their number; and a
-	// connection that has not sent it FirstMessageTimeout after it was
-	// accepted is cut, so idle, garbage or byte-a-second peers go long
-	// before the handshake timeout. Zero turns both off.
+	// soon as it is connected. When set, the admission table cuts a
+	// source's handshakes still waiting for that many bytes before its
+	// others, and of sources holding as many places, one with such
+	// handshakes first; so peers that never send a whole first message,
+	// from however many addresses, cannot cut an honest client's
+	// handshake once its first message is in. And a connection that has
+	// not sent it FirstMessageTimeout after it was accepted is cut, so
+	// idle, garbage or byte-a-second peers go long before the handshake
+	// timeout. Zero turns both off.
 	FirstMessageSize int
 	// FirstMessageTimeout is that deadline; zero means 3 s. It applies
 	// only if shorter than HandshakeTimeout.
