@@ -26,6 +26,46 @@ func byteSecure(_ context.Context, c net.Conn) (Conn, error) {
 	return c.(Conn), nil
 }
 
+// readSecure is a stand-in handshake that reads n bytes (a first message
+// of n bytes, or more than one message).
+func readSecure(n int) func(context.Context, net.Conn) (Conn, error) {
+	return func(_ context.Context, c net.Conn) (Conn, error) {
+		if _, err := io.ReadFull(c, make([]byte, n)); err != nil {
+			return nil, err
+		}
+		return c.(Conn), nil
+	}
+}
+
+// idleFromManyAddresses opens n connections to addr from as many loopback
+// addresses (127.0.1.1 and on) that never send anything; it returns those
+// not cut before their dial returned.
+func idleFromManyAddresses(t *testing.T, addr string, n int) []net.Conn {
+	t.Helper()
+	var cs []net.Conn
+	for i := range n {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 1, byte(1+i))}}
+		if c, err := d.Dial("tcp", addr); err == nil {
+			cs = append(cs, c)
+			t.Cleanup(func() { c.Close() })
+		}
+	}
+	return cs
+}
+
+// requireEcho sends msg on c and requires it back: the connection made it
+// through its handshake to the echo target.
+func requireEcho(t *testing.T, c net.Conn, msg, why string) {
+	t.Helper()
+	_, err := c.Write([]byte(msg))
+	require.NoError(t, err)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
+	got := make([]byte, len(msg))
+	_, err = io.ReadFull(c, got)
+	require.NoError(t, err, why)
+	assert.Equal(t, msg, string(got))
+}
+
 // serveWith starts f on a fresh listener and returns its address; the
 // test's cleanup stops it.
 func serveWith(t *testing.T, f *Forwarder) string {
@@ -353,13 +393,7 @@ func TestFullTableCutsTheBusiestSource(t *testing.T) {
 func TestManySourcesCannotCutAHandshakePastItsFirstMessage(t *testing.T) {
 	const size = 10
 	f := newForwarder(echoServer(t))
-	f.Secure = func(_ context.Context, c net.Conn) (Conn, error) {
-		// The first message, then a second one the client sends later.
-		if _, err := io.ReadFull(c, make([]byte, size+1)); err != nil {
-			return nil, err
-		}
-		return c.(Conn), nil
-	}
+	f.Secure = readSecure(size + 1) // the first message, then one more byte later
 	f.FirstMessageSize = size
 	f.MaxPending = 16
 	obs := &failures{}
@@ -370,23 +404,11 @@ func TestManySourcesCannotCutAHandshakePastItsFirstMessage(t *testing.T) {
 	_, err := c.Write([]byte("0123456789"))
 	require.NoError(t, err)
 	time.Sleep(100 * time.Millisecond) // read by the handshake
-	var idle []net.Conn
-	for i := range 200 {
-		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 1, byte(1+i))}}
-		ic, err := d.Dial("tcp", addr)
-		if err == nil { // else cut before the dial returned
-			idle = append(idle, ic)
-			t.Cleanup(func() { ic.Close() })
-		}
-	}
+	idle := idleFromManyAddresses(t, addr, 200)
 	require.True(t, settle(func() bool { return obs.count("evicted") == 200-15 }), "evicted: %d", obs.count("evicted"))
-	_, err = c.Write([]byte("!hello"))
+	_, err = c.Write([]byte("!"))
 	require.NoError(t, err)
-	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
-	got := make([]byte, 5)
-	_, err = io.ReadFull(c, got)
-	require.NoError(t, err, "the handshake past its first message was cut")
-	assert.Equal(t, "hello", string(got))
+	requireEcho(t, c, "hello", "the handshake past its first message was cut")
 	assert.True(t, cutWithin(idle[0], 5*time.Second), "the oldest idle connection was not cut")
 }
 
@@ -402,14 +424,12 @@ func TestFirstMessageUnreadStillCounts(t *testing.T) {
 	release := make(chan struct{})
 	var first atomic.Bool
 	f := newForwarder(echoServer(t))
-	f.Secure = func(_ context.Context, c net.Conn) (Conn, error) {
+	read := readSecure(size)
+	f.Secure = func(ctx context.Context, c net.Conn) (Conn, error) {
 		if first.CompareAndSwap(false, true) {
 			<-release // a handshake goroutine that has not got to its read
 		}
-		if _, err := io.ReadFull(c, make([]byte, size)); err != nil {
-			return nil, err
-		}
-		return c.(Conn), nil
+		return read(ctx, c)
 	}
 	f.FirstMessageSize = size
 	f.MaxPending = 16
@@ -424,21 +444,10 @@ func TestFirstMessageUnreadStillCounts(t *testing.T) {
 	_, err := c.Write([]byte("0123456789"))
 	require.NoError(t, err)
 	require.True(t, settle(first.Load))
-	for i := range 200 {
-		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 1, byte(1+i))}}
-		if ic, err := d.Dial("tcp", addr); err == nil {
-			t.Cleanup(func() { ic.Close() })
-		}
-	}
+	idleFromManyAddresses(t, addr, 200)
 	require.True(t, settle(func() bool { return obs.count("evicted") == 200-15 }), "evicted: %d", obs.count("evicted"))
 	unblock()
-	_, err = c.Write([]byte("hello"))
-	require.NoError(t, err)
-	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
-	got := make([]byte, 5)
-	_, err = io.ReadFull(c, got)
-	require.NoError(t, err, "the handshake with its first message unread was cut")
-	assert.Equal(t, "hello", string(got))
+	requireEcho(t, c, "hello", "the handshake with its first message unread was cut")
 }
 
 // TestFirstMessageDeadline: a peer that has not sent the whole first
@@ -447,12 +456,7 @@ func TestFirstMessageUnreadStillCounts(t *testing.T) {
 func TestFirstMessageDeadline(t *testing.T) {
 	const size = 10
 	f := newForwarder(echoServer(t))
-	f.Secure = func(_ context.Context, c net.Conn) (Conn, error) {
-		if _, err := io.ReadFull(c, make([]byte, size)); err != nil {
-			return nil, err
-		}
-		return c.(Conn), nil
-	}
+	f.Secure = readSecure(size)
 	f.FirstMessageSize = size
 	f.FirstMessageTimeout = 300 * time.Millisecond
 	f.HandshakeTimeout = 10 * time.Second
@@ -487,13 +491,7 @@ func TestFirstMessageDeadline(t *testing.T) {
 	_, err = c.Write([]byte("56789"))
 	require.NoError(t, err)
 	time.Sleep(300 * time.Millisecond)
-	_, err = c.Write([]byte("hello"))
-	require.NoError(t, err)
-	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
-	got := make([]byte, 5)
-	_, err = io.ReadFull(c, got)
-	require.NoError(t, err, "a client that sent its first message in time was cut")
-	assert.Equal(t, "hello", string(got))
+	requireEcho(t, c, "hello", "a client that sent its first message in time was cut")
 
 	d := <-cut
 	assert.GreaterOrEqual(t, d, 250*time.Millisecond, "cut before the deadline")
