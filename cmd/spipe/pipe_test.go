@@ -224,6 +224,29 @@ func TestMaxPendingPerSource(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrDeadlineExceeded, "the second was cut, or answered")
 }
 
+// TestSIGTERMCutsPendingHandshakes: a client stuck in its handshake does
+// not hold SIGTERM for the grace period (nor for the handshake timeout):
+// the listener cuts it at once and exits.
+func TestSIGTERMCutsPendingHandshakes(t *testing.T) {
+	key := keyFile(t)
+	tg := echoTarget(t)
+	listen, laddr := serving(t, "listen", "-s", "127.0.0.1:0", "-t", tg.addr, "-k", key, "--shutdown-timeout", "20s")
+	staller := dial(t, laddr)
+	_, err := staller.Write([]byte{1}) // the first byte of a ClientHello, then nothing
+	require.NoError(t, err)
+	requireNoAnswer(t, staller, "the listener answered a byte")
+
+	start := time.Now()
+	listen.signal(t, syscall.SIGTERM)
+	assert.Equal(t, 0, listen.wait(t, 10*time.Second))
+	// The first-message deadline would cut it 2.5 s from now, the grace
+	// period 20 s.
+	assert.Less(t, time.Since(start), 1500*time.Millisecond, "a pending handshake held up SIGTERM")
+	require.NoError(t, staller.SetReadDeadline(time.Now().Add(time.Second)))
+	_, err = staller.Read(make([]byte, 1))
+	assert.ErrorIs(t, err, syscall.ECONNRESET, "the pending handshake was not cut")
+}
+
 func TestHandshakeTimeoutSilentClient(t *testing.T) {
 	key := keyFile(t)
 	tg := echoTarget(t)
