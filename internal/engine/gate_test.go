@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -62,4 +63,16 @@ func TestGateQueuePausesAccepting(t *testing.T) {
 	<-entered
 	g.leave()
 	assert.Zero(t, g.connections())
+}
+
+// TestServeWithoutConnectionLimit: with MaxConns negative, more
+// connections than the default limit (100) are forwarded at once.
+func TestServeWithoutConnectionLimit(t *testing.T) {
+	f := newForwarder(echoServer(t))
+	f.MaxConns = -1
+	addr := serveWith(t, f)
+	for i := range 150 {
+		c := dialFrom(t, "127.0.0.1", addr)
+		requireEcho(t, c, "x", fmt.Sprintf("connection %d, all the others still open, was not forwarded", i+1))
+	}
 }
