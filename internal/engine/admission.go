@@ -91,7 +91,7 @@ func (q *queue) next() *ticket {
 }
 
 func newAdmission(max, perSource int, hello helloRule, log *slog.Logger) *admission {
-	return &admission{max: max, perSource: min(perSource, max), hello: hello, log: log, sources: map[source]*queue{}}
+	return &admission{max: max, perSource: perSource, hello: hello, log: log, sources: map[source]*queue{}}
 }
 
 // add gives c a ticket, cutting another handshake if the place it needs is

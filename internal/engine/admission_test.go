@@ -566,3 +566,25 @@ func TestShutdownCutsPendingHandshakesAtOnce(t *testing.T) {
 	}
 	assert.Equal(t, 1, obs.count("shutdown"))
 }
+
+// TestLimits: the defaults of MaxConns, MaxPending and
+// MaxPendingPerSource, and how they bound each other.
+func TestLimits(t *testing.T) {
+	for _, c := range []struct {
+		set  Forwarder
+		want [3]int // MaxConns, MaxPending, MaxPendingPerSource
+	}{
+		{Forwarder{}, [3]int{100, 1024, 128}},
+		{Forwarder{MaxConns: -1}, [3]int{-1, 1024, 128}},
+		// A client may open at once every connection it could forward.
+		{Forwarder{MaxConns: 1000}, [3]int{1000, 1024, 1000}},
+		{Forwarder{MaxConns: 5000}, [3]int{5000, 5000, 5000}},
+		{Forwarder{MaxPending: 64}, [3]int{100, 64, 64}},
+		{Forwarder{MaxPendingPerSource: 7}, [3]int{100, 1024, 7}},
+		{Forwarder{MaxPending: 64, MaxPendingPerSource: 1000}, [3]int{100, 64, 64}},
+	} {
+		maxConns, maxPending, perSource := c.set.limits()
+		assert.Equal(t, c.want, [3]int{maxConns, maxPending, perSource},
+			"MaxConns %d, MaxPending %d, MaxPendingPerSource %d", c.set.MaxConns, c.set.MaxPending, c.set.MaxPendingPerSource)
+	}
+}

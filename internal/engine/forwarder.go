@@ -62,9 +62,11 @@ type Forwarder struct {
 	// MaxPendingPerSource caps the handshakes in progress from one source
 	// (an IPv4 address, an IPv6 /64, a local user on a Unix socket: see
 	// source): a new connection from a source at its cap cuts that
-	// source's oldest handshake. Zero means 128 (a "spipe connect" at its
-	// default --max-conns opening every connection at once stays under
-	// it), or MaxPending if that is smaller.
+	// source's oldest handshake. Zero means 128 or MaxConns, whichever is
+	// larger, but no more than MaxPending: one client may open as many
+	// connections at once as it could have forwarded, so a "spipe
+	// connect" whose --max-conns matches the listener's never cuts its own
+	// handshakes.
 	MaxPendingPerSource int
 	// FirstMessageSize is the size of the protocol's first message on the
 	// listening side (the ClientHello), which an honest client sends as
@@ -153,20 +155,13 @@ func (f *Forwarder) observer() Observer {
 // ShutdownTimeout to finish, closes what remains and returns nil once
 // every connection goroutine has ended. Serve closes ln.
 func (f *Forwarder) Serve(ctx context.Context, ln net.Listener) error {
-	maxConns := f.MaxConns
-	if maxConns == 0 {
-		maxConns = defaultMaxConns
-	}
-	maxPending := f.MaxPending
-	if maxPending <= 0 {
-		maxPending = max(maxConns, defaultMaxPending)
-	}
+	maxConns, maxPending, perSource := f.limits()
 	g := newGate(maxConns, maxPending, f.log())
 	// Only the listening side has handshakes to admit: "spipe connect"
 	// accepts plaintext, which goes straight to the gate.
 	var adm *admission
 	if f.SecureSide == SecureInbound {
-		adm = newAdmission(maxPending, f.maxPendingPerSource(), f.helloRule(), f.log())
+		adm = newAdmission(maxPending, perSource, f.helloRule(), f.log())
 	}
 	// hard is cancelled only when the grace period is over: it is what
 	// closes connections still open then.
@@ -217,11 +212,22 @@ func (f *Forwarder) Serve(ctx context.Context, ln net.Listener) error {
 	return acceptErr
 }
 
-func (f *Forwarder) maxPendingPerSource() int {
-	if f.MaxPendingPerSource > 0 {
-		return f.MaxPendingPerSource
+// limits returns MaxConns (negative: none), MaxPending and
+// MaxPendingPerSource with their defaults.
+func (f *Forwarder) limits() (maxConns, maxPending, perSource int) {
+	maxConns = f.MaxConns
+	if maxConns == 0 {
+		maxConns = defaultMaxConns
 	}
-	return defaultMaxPendingPerSource
+	maxPending = f.MaxPending
+	if maxPending <= 0 {
+		maxPending = max(maxConns, defaultMaxPending)
+	}
+	perSource = f.MaxPendingPerSource
+	if perSource <= 0 {
+		perSource = max(defaultMaxPendingPerSource, maxConns)
+	}
+	return maxConns, maxPending, min(perSource, maxPending)
 }
 
 // helloRule is the first message's size and deadline (0: none, when the
