@@ -217,7 +217,7 @@ func (a *admission) detach(t *ticket) {
 }
 
 // firstMessageIn moves t among its source's tickets past their first
-// message, where it is cut only after every ticket still waiting for one.
+// message, which the source gives up only after those still waiting.
 func (t *ticket) firstMessageIn() {
 	a := t.a
 	a.mu.Lock()
