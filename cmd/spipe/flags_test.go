@@ -57,6 +57,8 @@ func TestBadInvocations(t *testing.T) {
 		{"max conns not a number", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--max-conns", "many"}, 2, `invalid argument "many" for "-n, --max-conns"`},
 		{"negative max pending", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--max-pending", "-1"}, 2, "--max-pending -1: must not be negative"},
 		{"max pending on connect", []string{"connect", "-t", tg, "-k", key, "--max-pending", "5"}, 2, "unknown flag: --max-pending"},
+		{"negative max pending per source", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--max-pending-per-source", "-1"}, 2, "--max-pending-per-source -1: must not be negative"},
+		{"max pending per source on connect", []string{"connect", "-t", tg, "-k", key, "--max-pending-per-source", "5"}, 2, "unknown flag: --max-pending-per-source"},
 		{"handshake timeout 0", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--handshake-timeout", "0s"}, 2, "--handshake-timeout 0s: must be positive"},
 		{"bad duration", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--idle-timeout", "soon"}, 2, `invalid argument "soon" for "--idle-timeout"`},
 		{"negative idle", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--idle-timeout", "-1s"}, 2, "--idle-timeout -1s: must not be negative"},

@@ -24,6 +24,7 @@ type pipeFlags struct {
 	padTo                int
 	maxConns             int
 	maxPending           int
+	maxPendingPerSource  int
 	handshakeTimeout     time.Duration
 	idleTimeout          time.Duration
 	shutdownTimeout      time.Duration
@@ -44,7 +45,8 @@ func (p *pipeFlags) register(fs *pflag.FlagSet, mode service.Mode) {
 		fs.StringVarP(&p.target, "target", "t", "", "`ADDR` to forward the plaintext to: host:port or /abs/unix.sock (required)")
 		fs.StringArrayVarP(&p.keys, "key", "k", nil, "key `FILE` (repeat to admit several keys during rotation; - reads it from stdin)")
 		fs.BoolVar(&p.proxyProtocol, "proxy-protocol", false, "send a PROXY protocol v2 header to the target with the client's address")
-		fs.IntVar(&p.maxPending, "max-pending", 0, "`N` connections at once still in their handshake; peers that stall fill these, not --max-conns\n(0: --max-conns or 1024, whichever is larger)")
+		fs.IntVar(&p.maxPending, "max-pending", 0, "`N` handshakes in progress at once; when full, a new connection cuts the oldest handshake of the\naddress holding the most (0: --max-conns or 1024, whichever is larger)")
+		fs.IntVar(&p.maxPendingPerSource, "max-pending-per-source", 0, "`N` handshakes in progress at once from one address (IPv6: one /64); a new one cuts that\naddress's oldest (0: 128 or --max-conns, whichever is larger, but at most --max-pending)")
 	} else {
 		fs.StringVarP(&p.source, "source", "s", "", "`ADDR` to accept plaintext connections on: host:port, [v6]:port, /abs/unix.sock,\nsystemd or systemd:NAME (without it: one connection over stdin/stdout, for ssh's ProxyCommand)")
 		fs.StringVarP(&p.target, "target", "t", "", "`ADDR` of the spipe listen to connect to: host:port or /abs/unix.sock (required)")
@@ -83,6 +85,7 @@ func (p *pipeFlags) options(mode service.Mode) (service.Options, error) {
 		RequireForwardSecrecy: p.requirePFS,
 		MaxConns:              p.maxConns,
 		MaxPending:            p.maxPending,
+		MaxPendingPerSource:   p.maxPendingPerSource,
 		HandshakeTimeout:      p.handshakeTimeout,
 		IdleTimeout:           p.idleTimeout,
 		ShutdownTimeout:       p.shutdownTimeout,

@@ -31,15 +31,16 @@ func BenchmarkConnection(b *testing.B) {
 	protocols := []struct {
 		name              string
 		outbound, inbound func(ctx context.Context, c net.Conn) (Conn, error)
+		firstMessage      int // what "spipe listen" watches for: its ClientHello
 	}{
-		{"relay", plainSecure, plainSecure},
+		{"relay", plainSecure, plainSecure, 0},
 		{"spipe", func(ctx context.Context, c net.Conn) (Conn, error) {
 			sc := spipe.Client(c, cfg)
 			return sc, sc.HandshakeContext(ctx)
 		}, func(ctx context.Context, c net.Conn) (Conn, error) {
 			sc := spipe.Server(c, cfg)
 			return sc, sc.HandshakeContext(ctx)
-		}},
+		}, 107},
 	}
 	for _, p := range protocols {
 		b.Run(p.name, func(b *testing.B) {
@@ -47,7 +48,8 @@ func BenchmarkConnection(b *testing.B) {
 			// Logging as the tool does with --log-level error.
 			log := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError}))
 			inner := serveBench(b, &Forwarder{SecureSide: SecureInbound, Secure: p.inbound, Log: log,
-				Dial: (&TargetDialer{Target: Addr{Network: "tcp", Address: target}}).Dial})
+				FirstMessageSize: p.firstMessage,
+				Dial:             (&TargetDialer{Target: Addr{Network: "tcp", Address: target}}).Dial})
 			outer := serveBench(b, &Forwarder{SecureSide: SecureOutbound, Secure: p.outbound, Log: log,
 				Dial: (&TargetDialer{Target: Addr{Network: "tcp", Address: inner}}).Dial})
 			b.ReportAllocs()

@@ -40,15 +40,49 @@ type Forwarder struct {
 	IdleTimeout time.Duration
 	// MaxConns caps connections being forwarded at once: through their
 	// handshake (on the listening side) and dialling or copying. At the cap,
-	// new ones wait (a warning is logged) until one ends. Zero means 100.
+	// new ones wait (a warning is logged) until one ends. Zero means 100; a
+	// negative value means no limit.
 	MaxConns int
-	// MaxPending caps connections accepted but not yet holding one of the
-	// MaxConns places: in their handshake, or waiting for a place. Peers
-	// that stall in the handshake fill this, not MaxConns, so they cannot
-	// keep clients that prove the key waiting; beyond it new connections
-	// wait in the listen backlog. Zero means MaxConns or 1024, whichever is
-	// larger.
+	// MaxPending caps the handshakes in progress on the listening side
+	// (the admission table), which bounds the sockets peers that have not
+	// proven the key can hold. Accepting never waits for a place: when the
+	// table is full, a new connection cuts the oldest handshake of the
+	// source holding the most places (sparing, with FirstMessageSize set,
+	// those that have sent their first message). Peers that stall
+	// therefore only cut each other's handshakes, unless they come from so
+	// many sources that each holds a single place; then they must open
+	// MaxPending new connections from as many sources between an honest
+	// client's connect and its first message to cut it. MaxPending also
+	// caps the connections through their handshake that wait for one
+	// of the MaxConns places; with that many waiting, new connections wait
+	// in the listen backlog (only peers that proved the key, or local
+	// clients of "spipe connect", can cause that). Zero means MaxConns or
+	// 1024, whichever is larger.
 	MaxPending int
+	// MaxPendingPerSource caps the handshakes in progress from one source
+	// (an IPv4 address, an IPv6 /64, a local user on a Unix socket: see
+	// source): a new connection from a source at its cap cuts that
+	// source's oldest handshake. Zero means 128 or MaxConns, whichever is
+	// larger, but no more than MaxPending: one client may open as many
+	// connections at once as it could have forwarded, so a "spipe
+	// connect" whose --max-conns matches the listener's never cuts its own
+	// handshakes.
+	MaxPendingPerSource int
+	// FirstMessageSize is the size of the protocol's first message on the
+	// listening side (the ClientHello), which an honest client sends as
+	// soon as it is connected. When set, the admission table cuts a
+	// source's handshakes still waiting for that many bytes before its
+	// others, and of sources holding as many places, one with such
+	// handshakes first; so peers that never send a whole first message,
+	// from however many addresses, cannot cut an honest client's
+	// handshake once its first message is in. And a connection that has
+	// not sent it FirstMessageTimeout after it was accepted is cut, so
+	// idle, garbage or byte-a-second peers go long before the handshake
+	// timeout. Zero turns both off.
+	FirstMessageSize int
+	// FirstMessageTimeout is that deadline; zero means 3 s. It applies
+	// only if shorter than HandshakeTimeout.
+	FirstMessageTimeout time.Duration
 	// ShutdownTimeout is how long open connections may finish once Serve's
 	// context is done, before they are closed.
 	ShutdownTimeout time.Duration
@@ -100,10 +134,16 @@ type Observer interface {
 }
 
 const (
-	defaultHandshakeTimeout = 10 * time.Second
-	defaultMaxConns         = 100
-	defaultMaxPending       = 1024
-	limitWarnEvery          = 10 * time.Second
+	defaultHandshakeTimeout    = 10 * time.Second
+	defaultMaxConns            = 100
+	defaultMaxPending          = 1024
+	defaultMaxPendingPerSource = 128
+	// An honest client sends its first message as soon as it is
+	// connected: 3 s leaves room for a second or two of round trip
+	// (satellite links, proxies) and a couple of retransmissions of a
+	// lost segment.
+	defaultFirstMessageTimeout = 3 * time.Second
+	limitWarnEvery             = 10 * time.Second
 )
 
 func (f *Forwarder) log() *slog.Logger {
@@ -121,38 +161,45 @@ func (f *Forwarder) observer() Observer {
 }
 
 // Serve accepts connections from ln and forwards each one until ctx is
-// done or ln fails. When ctx is done it stops accepting, gives open
-// connections ShutdownTimeout to finish, closes what remains and returns
-// nil once every connection goroutine has ended. Serve closes ln.
+// done or ln fails. When ctx is done it stops accepting, cuts the
+// handshakes in progress at once, gives the connections through theirs
+// ShutdownTimeout to finish, closes what remains and returns nil once
+// every connection goroutine has ended. Serve closes ln.
 func (f *Forwarder) Serve(ctx context.Context, ln net.Listener) error {
-	maxConns := f.MaxConns
-	if maxConns <= 0 {
-		maxConns = defaultMaxConns
+	maxConns, maxPending, perSource := f.limits()
+	g := newGate(maxConns, maxPending, f.log())
+	// Only the listening side has handshakes to admit: "spipe connect"
+	// accepts plaintext, which goes straight to the gate.
+	var adm *admission
+	if f.SecureSide == SecureInbound {
+		adm = newAdmission(maxPending, perSource, f.helloRule(), f.log())
 	}
-	maxPending := f.MaxPending
-	if maxPending <= 0 {
-		maxPending = max(maxConns, defaultMaxPending)
-	}
-	pending := make(chan struct{}, maxPending)
-	g := &gate{slots: make(chan struct{}, maxConns), log: f.log()}
 	// hard is cancelled only when the grace period is over: it is what
 	// closes connections still open then.
 	hard, kill := context.WithCancel(context.Background())
 	defer kill()
 	var wg sync.WaitGroup
-	stopAccept := context.AfterFunc(ctx, func() { ln.Close() })
+	stopAccept := context.AfterFunc(ctx, func() {
+		ln.Close()
+		// A handshake still in progress has forwarded nothing: nothing is
+		// lost by cutting it, and it must not hold up the shutdown.
+		if adm != nil {
+			adm.close(errShutdown)
+		}
+	})
 	defer stopAccept()
 
 	w := newWorkers(workerIdle, maxIdleWorkers)
 	defer w.stop()
-	acceptErr := f.acceptLoop(ctx, ln, pending, func(c net.Conn) {
+	acceptErr := f.acceptLoop(ctx, ln, g, func(c net.Conn) {
+		var t *ticket
+		if adm != nil {
+			t = adm.add(c)
+		}
 		wg.Add(1)
 		w.run(func() {
 			defer wg.Done()
-			var once sync.Once
-			admitted := func() { once.Do(func() { <-pending }) }
-			defer admitted()
-			_ = f.handle(hard, c, g, admitted, w) // logged there; one failure never affects the others
+			_ = f.handle(hard, c, g, t, w) // logged there; one failure never affects the others
 		})
 	})
 	ln.Close()
@@ -160,14 +207,14 @@ func (f *Forwarder) Serve(ctx context.Context, ln net.Listener) error {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	if acceptErr == nil && f.ShutdownTimeout > 0 {
-		if n := len(pending) + len(g.slots); n > 0 {
+		if n := g.connections(); n > 0 {
 			f.log().Info("shutting down: waiting for open connections", "open", n, "grace", f.ShutdownTimeout)
 		}
 		t := time.NewTimer(f.ShutdownTimeout)
 		select {
 		case <-done:
 		case <-t.C:
-			f.log().Warn("shutting down: grace period over, closing connections", "open", len(pending)+len(g.slots))
+			f.log().Warn("shutting down: grace period over, closing connections", "open", g.connections())
 		}
 		t.Stop()
 	}
@@ -176,31 +223,52 @@ func (f *Forwarder) Serve(ctx context.Context, ln net.Listener) error {
 	return acceptErr
 }
 
-// acceptLoop takes a pending place before each Accept, so at MaxPending the
-// kernel's backlog holds new clients until a connection is admitted or
-// ends. It returns nil when ctx is done and the listener's error otherwise.
-func (f *Forwarder) acceptLoop(ctx context.Context, ln net.Listener, slots chan struct{}, handle func(net.Conn)) error {
+// limits returns MaxConns (negative: none), MaxPending and
+// MaxPendingPerSource with their defaults.
+func (f *Forwarder) limits() (maxConns, maxPending, perSource int) {
+	maxConns = f.MaxConns
+	if maxConns == 0 {
+		maxConns = defaultMaxConns
+	}
+	maxPending = f.MaxPending
+	if maxPending <= 0 {
+		maxPending = max(maxConns, defaultMaxPending)
+	}
+	perSource = f.MaxPendingPerSource
+	if perSource <= 0 {
+		perSource = max(defaultMaxPendingPerSource, maxConns)
+	}
+	return maxConns, maxPending, min(perSource, maxPending)
+}
+
+// helloRule is the first message's size and deadline (0: none, when the
+// handshake timeout comes first).
+func (f *Forwarder) helloRule() helloRule {
+	hs := f.HandshakeTimeout
+	if hs <= 0 {
+		hs = defaultHandshakeTimeout
+	}
+	r := helloRule{size: f.FirstMessageSize, timeout: f.FirstMessageTimeout}
+	if r.timeout <= 0 {
+		r.timeout = defaultFirstMessageTimeout
+	}
+	if r.size <= 0 || r.timeout >= hs {
+		r.timeout = 0
+	}
+	return r
+}
+
+// acceptLoop accepts until ctx is done or ln fails, pausing only while
+// the gate's queue of connections through their handshake is full. It
+// returns nil when ctx is done and the listener's error otherwise.
+func (f *Forwarder) acceptLoop(ctx context.Context, ln net.Listener, g *gate, handle func(net.Conn)) error {
 	var backoff time.Duration
-	var lastWarn time.Time
 	for {
-		select {
-		case slots <- struct{}{}:
-		default:
-			// Under sustained load every accept meets a full house: say so
-			// at most every limitWarnEvery, not once per connection.
-			if time.Since(lastWarn) >= limitWarnEvery {
-				f.log().Warn("pending connection limit reached; new connections wait", "max_pending", cap(slots))
-				lastWarn = time.Now()
-			}
-			select {
-			case slots <- struct{}{}:
-			case <-ctx.Done():
-				return nil
-			}
+		if !g.waitRoom(ctx) {
+			return nil
 		}
 		c, err := ln.Accept()
 		if err != nil {
-			<-slots
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -222,41 +290,6 @@ func (f *Forwarder) acceptLoop(ctx context.Context, ln net.Listener, slots chan 
 		handle(c)
 	}
 }
-
-// gate admits connections under MaxConns once they are through their
-// handshake, so the places go to peers that proved the key.
-type gate struct {
-	slots chan struct{}
-	log   *slog.Logger
-
-	mu       sync.Mutex
-	lastWarn time.Time
-}
-
-// enter waits for a place (or ctx); leave gives it back.
-func (g *gate) enter(ctx context.Context) error {
-	select {
-	case g.slots <- struct{}{}:
-		return nil
-	default:
-	}
-	// Under sustained load every connection meets a full house: say so at
-	// most every limitWarnEvery, not once per connection.
-	g.mu.Lock()
-	if time.Since(g.lastWarn) >= limitWarnEvery {
-		g.log.Warn("connection limit reached; new connections wait", "max_conns", cap(g.slots))
-		g.lastWarn = time.Now()
-	}
-	g.mu.Unlock()
-	select {
-	case g.slots <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (g *gate) leave() { <-g.slots }
 
 type nopObserver struct{}
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -27,11 +28,12 @@ func (f *Forwarder) Handle(ctx context.Context, raw net.Conn) error {
 	return f.forward(ctx, raw, nil, nil, nil, false)
 }
 
-// handle is Handle for Serve: once the connection is through its handshake
-// it takes a place at g (nil: none needed) and calls admitted. Its
-// failures are logged at the level they deserve.
-func (f *Forwarder) handle(ctx context.Context, raw net.Conn, g *gate, admitted func(), w *workers) error {
-	return f.forward(ctx, raw, g, admitted, w, true)
+// handle is Handle for Serve: the handshake runs under the admission
+// ticket t (nil: none), and once the connection is through it, it takes a
+// place at g (nil: none needed). Its failures are logged at the level they
+// deserve.
+func (f *Forwarder) handle(ctx context.Context, raw net.Conn, g *gate, t *ticket, w *workers) error {
+	return f.forward(ctx, raw, g, t, w, true)
 }
 
 // link is a connection once open: both sides, the place it holds at the
@@ -42,7 +44,7 @@ type link struct {
 	session *Session // nil until the handshake succeeded
 }
 
-func (f *Forwarder) forward(ctx context.Context, raw net.Conn, g *gate, admitted func(), w *workers, report bool) error {
+func (f *Forwarder) forward(ctx context.Context, raw net.Conn, g *gate, t *ticket, w *workers, report bool) error {
 	obs := f.observer()
 	obs.ConnOpened()
 	defer obs.ConnClosed()
@@ -51,7 +53,7 @@ func (f *Forwarder) forward(ctx context.Context, raw net.Conn, g *gate, admitted
 
 	// Until the transfer owns them, the connections close when ctx ends.
 	closeRaw := context.AfterFunc(ctx, func() { raw.Close() })
-	l, stage, err := f.open(ctx, raw, g, admitted)
+	l, stage, err := f.open(ctx, raw, g, t)
 	closeRaw()
 	if err != nil {
 		// Reset, so a plaintext client of "spipe connect" does not take the
@@ -79,13 +81,13 @@ func (f *Forwarder) forward(ctx context.Context, raw net.Conn, g *gate, admitted
 // is dialled. Between the two it takes a place at g, if any, and on
 // success l.leave gives it back. It returns the stage that failed for the
 // log line, and the session as far as it got.
-func (f *Forwarder) open(ctx context.Context, raw net.Conn, g *gate, admitted func()) (l link, stage string, err error) {
+func (f *Forwarder) open(ctx context.Context, raw net.Conn, g *gate, t *ticket) (l link, stage string, err error) {
 	timeout := f.HandshakeTimeout
 	if timeout <= 0 {
 		timeout = defaultHandshakeTimeout
 	}
 	if f.SecureSide == SecureInbound {
-		l.in, l.session, err = f.secure(ctx, raw, timeout)
+		l.in, l.session, err = f.secure(ctx, raw, timeout, t)
 		if err != nil {
 			return l, stageHandshake, err
 		}
@@ -102,7 +104,6 @@ func (f *Forwarder) open(ctx context.Context, raw net.Conn, g *gate, admitted fu
 			abortConn(l.in)
 			return l, stageAdmission, err
 		}
-		admitted()
 		l.leave = g.leave
 	}
 	stage, err = f.dialTarget(ctx, &l, timeout)
@@ -136,7 +137,7 @@ func (f *Forwarder) dialTarget(ctx context.Context, l *link, timeout time.Durati
 		l.out = out
 		return "", nil
 	}
-	l.out, l.session, err = f.secure(ctx, target, timeout)
+	l.out, l.session, err = f.secure(ctx, target, timeout, nil)
 	if err != nil {
 		target.Close()
 		abortConn(l.in)
@@ -147,15 +148,17 @@ func (f *Forwarder) dialTarget(ctx context.Context, l *link, timeout time.Durati
 
 // secure runs Secure on c under the handshake timeout, both as a context
 // deadline and as a deadline on the socket, so a peer that says nothing
-// cannot hold the slot, whatever Secure does with the context. A *Secured
-// result is unwrapped here: the rest of the engine sees the bare stream.
-func (f *Forwarder) secure(ctx context.Context, c net.Conn, timeout time.Duration) (Conn, *Session, error) {
+// cannot hold the slot, whatever Secure does with the context. The
+// handshake holds its admission ticket t (nil: none) until it ends. A
+// *Secured result is unwrapped here: the rest of the engine sees the bare
+// stream.
+func (f *Forwarder) secure(ctx context.Context, c net.Conn, timeout time.Duration, t *ticket) (Conn, *Session, error) {
 	hctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
 	deadline, _ := hctx.Deadline()
 	_ = c.SetDeadline(deadline)
-	sc, err := f.Secure(hctx, c)
+	sc, err := f.Secure(hctx, t.secureConn(c))
 	var session *Session
 	if err == nil {
 		if s, ok := sc.(*Secured); ok {
@@ -166,6 +169,15 @@ func (f *Forwarder) secure(ctx context.Context, c net.Conn, timeout time.Duratio
 			sc.Close()
 			sc = nil
 		}
+	}
+	// Leaving the table settles a race with a cut: a handshake that
+	// succeeded as its socket was closed fails with the cut.
+	if cause := t.leave(); cause != nil {
+		if sc != nil {
+			sc.Close()
+			sc, session, err = nil, nil, net.ErrClosed
+		}
+		err = &cutError{cause: cause, err: err}
 	}
 	f.observer().Handshake(time.Since(start), err)
 	return sc, session, err
@@ -179,7 +191,9 @@ func (f *Forwarder) secure(ctx context.Context, c net.Conn, timeout time.Duratio
 func (f *Forwarder) logFailure(ctx context.Context, peer net.Addr, stage string, err error, s *Session, up, down int64, report bool) {
 	reason := Reason(err)
 	level := slog.LevelDebug
-	if report {
+	// A handshake the admission table cut is routine under a flood:
+	// counted (its reason), but not a line above debug per connection.
+	if _, cut := errors.AsType[*cutError](err); report && !cut {
 		level = f.failureLevel(stage, reason)
 	}
 	log := f.log()
@@ -190,7 +204,7 @@ func (f *Forwarder) logFailure(ctx context.Context, peer net.Addr, stage string,
 	attrs = append(attrs, slog.String("peer", addrString(peer)), slog.String("stage", stage),
 		slog.String("reason", reason), slog.Any("err", err))
 	if stage == stageHandshake {
-		ok, suppressed := f.handshakeLines().allow(sourceOf(peer))
+		ok, suppressed := f.handshakeLines().allow(lineSource(peer))
 		if !ok {
 			return
 		}

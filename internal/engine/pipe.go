@@ -193,8 +193,14 @@ func (a *aborter) abort(err error) {
 // its authenticated close, and a TCP socket is reset rather than ended
 // with a FIN.
 func abortConn(c Conn) {
+	// Down to the socket: a protocol connection may sit on a wrapper (the
+	// first-message watch) that sits on it.
 	var raw net.Conn = c
-	if nc, ok := c.(interface{ NetConn() net.Conn }); ok {
+	for {
+		nc, ok := raw.(interface{ NetConn() net.Conn })
+		if !ok {
+			break
+		}
 		raw = nc.NetConn()
 	}
 	if l, ok := raw.(interface{ SetLinger(int) error }); ok {

@@ -90,11 +90,12 @@ func (f *Forwarder) handshakeLines() *lineLimiter {
 	return f.lines
 }
 
-// sourceOf is the part of a peer address that names its source: the IP
-// of a TCP peer (whatever its port), the address itself otherwise.
-func sourceOf(a net.Addr) string {
+// lineSource names the source a peer address's lines count against: the
+// admission table's notion of a source for a TCP peer (its IPv4 address,
+// or its IPv6 /64, whatever its port), the address itself otherwise.
+func lineSource(a net.Addr) string {
 	if ta, ok := a.(*net.TCPAddr); ok {
-		return ta.IP.String()
+		return sourceOfIP(ta.AddrPort().Addr()).String()
 	}
 	return addrString(a)
 }

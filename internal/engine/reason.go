@@ -23,13 +23,30 @@ const (
 	reasonUnreachable = "unreachable"
 	reasonEOF         = "eof"
 	reasonOther       = "other"
+	// A handshake the admission table cut: its place went to a newer
+	// connection, or its first message was not in by the deadline.
+	reasonEvicted      = "evicted"
+	reasonHelloTimeout = "hello_timeout"
 )
 
 // Reason sorts a connection failure into a short, stable class for logs
 // and metric labels: one of the protocol's (see protocol.go: "auth",
 // "tampered", ...) or "timeout", "refused", "reset", "eof", "idle",
-// "shutdown", "unreachable", "dns" or "other". It returns "" for nil.
+// "shutdown", "unreachable", "dns" or "other"; a handshake the admission
+// table cut is "evicted", "hello_timeout" or "shutdown". It returns "" for
+// nil.
 func Reason(err error) string {
+	// A cut handshake fails with whatever its closed socket made of it;
+	// the cut is the reason.
+	if cut, ok := errors.AsType[*cutError](err); ok {
+		return Reason(cut.cause)
+	}
+	switch {
+	case errors.Is(err, errEvicted):
+		return reasonEvicted
+	case errors.Is(err, errHelloTimeout):
+		return reasonHelloTimeout
+	}
 	if r := protocolReason(err); r != "" {
 		return r
 	}
@@ -79,7 +96,7 @@ type ReasonSets struct {
 func Reasons() ReasonSets {
 	return ReasonSets{
 		Handshake: append(protocolReasons(inHandshake),
-			reasonTimeout, reasonReset, reasonEOF, reasonShutdown, reasonOther),
+			reasonTimeout, reasonReset, reasonEOF, reasonShutdown, reasonEvicted, reasonHelloTimeout, reasonOther),
 		Dial: []string{reasonRefused, reasonUnreachable, reasonDNS, reasonTimeout, reasonReset,
 			reasonShutdown, reasonOther},
 		Transfer: append(protocolReasons(inFrame),

@@ -10,6 +10,13 @@ import (
 	"github.com/spipe-dev/spipe/pkg/spipe"
 )
 
+// clientHelloSize is the size of the protocol's first message
+// (docs/PROTOCOL.md 2.1), which a client sends as soon as it is connected:
+// the listener cuts a connection that has not sent it within the engine's
+// first-message deadline. TestClientHelloSize checks it against what
+// pkg/spipe sends.
+const clientHelloSize = 107
+
 // serverHandshake runs the server side of the protocol with the keys
 // current when the connection arrived.
 func (s *Service) serverHandshake(ctx context.Context, c net.Conn) (engine.Conn, error) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net"
+	"os"
 	"syscall"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/spipe-dev/spipe/internal/service"
 	"github.com/spipe-dev/spipe/internal/testutil/pipetest"
+	"github.com/spipe-dev/spipe/pkg/spipe"
 )
 
 func TestMaxConns(t *testing.T) {
@@ -39,10 +41,12 @@ func TestMaxConns(t *testing.T) {
 	assert.Equal(t, int32(2), tg.Accepts.Load())
 }
 
-// TestMaxPending: a peer that connects and says nothing holds one of the
-// MaxPending places until it leaves or times out; with the only place
-// taken, an honest client waits in the backlog, and is served as soon as
-// the place is free.
+// TestMaxPending: a peer that connects and says nothing holds the only
+// --max-pending place until another connection needs it. It does not keep
+// an honest client out: the honest client's connection cuts it (the
+// listener resets it and logs why at DEBUG, with one warning about the
+// cuts) and is served at once. (Before admission could cut handshakes,
+// the honest client waited in the backlog until the staller left.)
 func TestMaxPending(t *testing.T) {
 	key := pipetest.KeyFile(t)
 	tg := pipetest.EchoTarget(t)
@@ -50,16 +54,63 @@ func TestMaxPending(t *testing.T) {
 	connect := pipetest.Start(t, service.Connect, "127.0.0.1:0", listen.Addr, key, nil)
 
 	staller := pipetest.Dial(t, listen.Addr)
-	listen.Log.Wait(t, `level=WARN msg="pending connection limit reached; new connections wait" max_pending=1`, nil)
+	pipetest.RequireNoAnswer(t, staller, "the listener answered a peer that said nothing")
 	honest := pipetest.Dial(t, connect.Addr)
 	_, err := honest.Write([]byte("h"))
 	require.NoError(t, err)
-	pipetest.RequireNoAnswer(t, honest, "honest client served while a staller held the only pending place")
-	assert.Equal(t, int32(0), tg.Accepts.Load())
-
-	staller.Close()
-	pipetest.RequireAnswer(t, honest, "h", "honest client not served once the staller left")
+	pipetest.RequireAnswer(t, honest, "h", "honest client not served while a staller held the only pending place")
 	assert.Equal(t, int32(1), tg.Accepts.Load())
+
+	require.NoError(t, staller.SetReadDeadline(time.Now().Add(5*time.Second)))
+	_, err = staller.Read(make([]byte, 1))
+	assert.ErrorIs(t, err, syscall.ECONNRESET, "the staller was not cut")
+	listen.Log.Wait(t, `level=DEBUG msg="connection failed" peer=\S+ stage=handshake reason=evicted`, nil)
+	listen.Log.Wait(t, `level=WARN msg="pending handshakes cut to admit new connections" cut=1 source=127\.0\.0\.1 max_pending=1 max_pending_per_source=1`, nil)
+}
+
+// TestMaxPendingPerSource: the per-source cap reaches the listener: with a
+// cap of 2, a third silent peer from the same address cuts the first, and
+// the second stays.
+func TestMaxPendingPerSource(t *testing.T) {
+	key := pipetest.KeyFile(t)
+	tg := pipetest.EchoTarget(t)
+	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", tg.Addr, key, func(o *service.Options) { o.MaxPendingPerSource = 2 })
+	first := pipetest.Dial(t, listen.Addr)
+	second := pipetest.Dial(t, listen.Addr)
+	pipetest.RequireNoAnswer(t, first, "the listener answered a peer that said nothing")
+	pipetest.Dial(t, listen.Addr)
+	require.NoError(t, first.SetReadDeadline(time.Now().Add(5*time.Second)))
+	_, err := first.Read(make([]byte, 1))
+	assert.ErrorIs(t, err, syscall.ECONNRESET, "the oldest of three from one address was not cut")
+	require.NoError(t, second.SetReadDeadline(time.Now().Add(300*time.Millisecond)))
+	_, err = second.Read(make([]byte, 1))
+	assert.ErrorIs(t, err, os.ErrDeadlineExceeded, "the second was cut, or answered")
+}
+
+// TestShutdownCutsPendingHandshakes: a client stuck in its handshake does
+// not hold a shutdown (SIGTERM) for the grace period, nor for the
+// handshake timeout: the listener cuts it at once and Run returns.
+func TestShutdownCutsPendingHandshakes(t *testing.T) {
+	key := pipetest.KeyFile(t)
+	tg := pipetest.EchoTarget(t)
+	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", tg.Addr, key, func(o *service.Options) {
+		o.ShutdownTimeout = 20 * time.Second
+		o.HandshakeTimeout = 20 * time.Second
+	})
+	staller := pipetest.Dial(t, listen.Addr)
+	_, err := staller.Write([]byte{spipe.Version}) // the first byte of a ClientHello, then nothing
+	require.NoError(t, err)
+	pipetest.RequireNoAnswer(t, staller, "the listener answered a byte")
+
+	start := time.Now()
+	listen.Shutdown()
+	assert.NoError(t, listen.Wait(t, 10*time.Second))
+	// The first-message deadline would cut it 2.5 s from now, the grace
+	// period 20 s.
+	assert.Less(t, time.Since(start), 1500*time.Millisecond, "a pending handshake held up the shutdown")
+	require.NoError(t, staller.SetReadDeadline(time.Now().Add(time.Second)))
+	_, err = staller.Read(make([]byte, 1))
+	assert.ErrorIs(t, err, syscall.ECONNRESET, "the pending handshake was not cut")
 }
 
 func TestHandshakeTimeoutSilentClient(t *testing.T) {

@@ -159,8 +159,8 @@ func TestRefusedClientListsCauses(t *testing.T) {
 	connect := pipetest.Start(t, service.Connect, "127.0.0.1:0", listen.Addr, other, nil)
 	assert.Error(t, pipetest.TryEcho(connect.Addr, "x"))
 	line := connect.Log.Wait(t, `level=WARN msg="connection failed" peer=\S+ stage=handshake reason=truncated err=.*`, nil)
-	for _, cause := range []string{"wrong key or context", "spipe key fingerprint", "no cipher suite in common",
-		"forward-secrecy policy", "not spipe", "refusing the requested mode"} {
+	for _, cause := range []string{"wrong key or context", "spipe key fingerprint", "--context", "no cipher suite in common",
+		"--cipher", "forward-secrecy policy", "not a spipe server", "a mode the server does not run"} {
 		assert.Contains(t, line, cause)
 	}
 }

@@ -69,6 +69,10 @@ type Options struct {
 	SocketMode       fs.FileMode
 	ProxyProtocol    bool
 
+	// MaxPendingPerSource caps a source's handshakes in progress (see
+	// engine.Forwarder); 0: the engine's default.
+	MaxPendingPerSource int
+
 	PidFile     string
 	MetricsAddr *engine.Addr // nil: no metrics
 	// AccessLog logs one Info record per connection that passed its
@@ -115,6 +119,9 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxPending < 0 {
 		return fmt.Errorf("--max-pending %d: must not be negative", o.MaxPending)
+	}
+	if o.MaxPendingPerSource < 0 {
+		return fmt.Errorf("--max-pending-per-source %d: must not be negative", o.MaxPendingPerSource)
 	}
 	if o.HandshakeTimeout <= 0 {
 		return fmt.Errorf("--handshake-timeout %v: must be positive", o.HandshakeTimeout)

@@ -201,12 +201,14 @@ func (s *Service) forwarder() *engine.Forwarder {
 		Log:              s.log,
 		AccessLog:        s.opts.AccessLog,
 	}
+	f.MaxPendingPerSource = s.opts.MaxPendingPerSource
 	if s.metrics != nil {
 		f.Observer = s.metrics
 	}
 	if s.opts.Mode == Listen {
 		f.SecureSide = engine.SecureInbound
 		f.Secure = s.serverHandshake
+		f.FirstMessageSize = clientHelloSize
 	} else {
 		f.SecureSide = engine.SecureOutbound
 		f.Secure = s.clientHandshake

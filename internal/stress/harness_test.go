@@ -31,6 +31,11 @@ func pick[T any](short, full T) T {
 	return short
 }
 
+// firstMessageDeadline is the engine's default first-message deadline:
+// the listener cuts a connection that has not sent a whole ClientHello by
+// then.
+const firstMessageDeadline = 3 * time.Second
+
 // startSvc starts a service in this process (see pipetest.Start).
 func startSvc(t *testing.T, mode service.Mode, source, target, key string, tweak func(*service.Options)) *pipetest.Service {
 	t.Helper()

@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -77,19 +78,28 @@ func latencies(t *testing.T, n int, addr string, cfg *spipe.Config) []time.Durat
 	return d
 }
 
-// TestHostileClients: while many connections stall in the handshake and
-// others send garbage, oversize frame headers or garbage after a valid
-// handshake, the listener keeps serving honest clients at close to their
-// normal latency, cuts each staller at the handshake timeout, counts every
-// hostile connection by reason in its metrics, and logs the failures of
-// key holders each, but the handshake failures of this one source only up
-// to the rate limit (what the limiter says about what it held back is
-// tested in internal/engine).
+// TestHostileClients: while many connections from another address stall
+// in the handshake and others send garbage, oversize frame headers or
+// garbage after a valid handshake, the listener keeps serving honest
+// clients at close to their normal latency, holds the stallers up to its
+// per-source cap (each one beyond it cuts the oldest) and cuts those at
+// the first-message deadline or the handshake timeout, whichever comes
+// first, counts every hostile connection by reason in its metrics, and
+// logs the failures of key holders each, but the handshake failures of
+// each source only up to the rate limit (what the limiter says about what
+// it held back is tested in internal/engine).
 func TestHostileClients(t *testing.T) {
 	stallers := pick(150, 500) // more than the default --max-conns
+	const perSource = 100
 	garbage := pick(20, 100)
 	keyHolders := pick(10, 50)
 	hsTimeout := pick(2*time.Second, 4*time.Second)
+	// The short form's handshake timeout comes before the first-message
+	// deadline, the long form's after it.
+	cutAt, cutReason := hsTimeout, "timeout"
+	if firstMessageDeadline < hsTimeout {
+		cutAt, cutReason = firstMessageDeadline, "hello_timeout"
+	}
 	key := pipetest.KeyFile(t)
 	cfg := clientConfig(t, key)
 	tg := startTarget(t, false)
@@ -99,6 +109,7 @@ func TestHostileClients(t *testing.T) {
 		o.HandshakeTimeout = hsTimeout
 		metrics, _ := engine.ParseAddr("127.0.0.1:0")
 		o.MetricsAddr = &metrics
+		o.MaxPendingPerSource = perSource
 	})
 	start := time.Now()
 
@@ -116,7 +127,15 @@ func TestHostileClients(t *testing.T) {
 			// Timed from before the dial: the listener's clock starts
 			// later, so a cut before the timeout shows here.
 			start := time.Now()
-			c, err := net.Dial("tcp", listen.Addr)
+			d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}
+			c, err := d.Dial("tcp", listen.Addr)
+			if errors.Is(err, syscall.ECONNRESET) {
+				// Accepted, and cut for a newer staller before this
+				// dial returned.
+				held[i] = time.Since(start)
+				stalled.Done()
+				return
+			}
 			if !assert.NoError(t, err) {
 				stalled.Done()
 				return
@@ -178,26 +197,37 @@ func TestHostileClients(t *testing.T) {
 	assert.Less(t, med(during), 5*med(baseline)+100*time.Millisecond, "honest clients slowed down")
 	assert.Less(t, during[len(during)*9/10], hsTimeout/2, "honest clients waited for stallers")
 	slices.Sort(held)
-	t.Logf("stallers held for %v .. %v (handshake timeout %v)", held[0], held[len(held)-1], hsTimeout)
-	assert.GreaterOrEqual(t, held[0], hsTimeout-10*time.Millisecond, "a staller was cut early")
-	assert.Less(t, held[len(held)-1], hsTimeout+5*time.Second, "a staller was kept past the handshake timeout")
+	// The first stallers beyond the cap were cut as the later ones came;
+	// the last perSource held on until cutAt.
+	evicted := stallers - perSource
+	t.Logf("stallers: %d cut for newer ones after %v .. %v, %d held for %v .. %v (cut at %v)", evicted,
+		held[0], held[evicted-1], perSource, held[evicted], held[len(held)-1], cutAt)
+	assert.Less(t, held[evicted-1], cutAt-10*time.Millisecond, "a staller beyond the per-source cap held on")
+	assert.GreaterOrEqual(t, held[evicted], cutAt-10*time.Millisecond, "a staller under the per-source cap was cut early")
+	assert.Less(t, held[len(held)-1], cutAt+5*time.Second, "a staller was kept past its deadline")
 
 	metrics := listen.Svc.MetricsAddr().String()
 	handshakeFailures := func(reason string) float64 {
 		return pipetest.Metric(pipetest.Scrape(t, metrics), `spipe_handshake_failures_total{mode="listen",reason="`+reason+`"}`)
 	}
-	for reason, n := range map[string]int{"timeout": stallers, "version": garbage / 2, "auth": garbage / 2} {
+	for reason, n := range map[string]int{"evicted": evicted, cutReason: perSource, "version": garbage / 2, "auth": garbage / 2} {
 		require.Eventually(t, func() bool { return handshakeFailures(reason) >= float64(n) }, 10*time.Second, 20*time.Millisecond,
 			"%s: %v handshake failures counted, want at least %d", reason, handshakeFailures(reason), n)
 	}
+	assert.Equal(t, float64(evicted), handshakeFailures("evicted"), "handshakes cut for newer ones")
 	l := listen.Log
 	l.WaitCount(t, keyHolders, 10*time.Second, "connection failed", "stage=transfer", "reason=frame_too_large")
 	l.WaitCount(t, keyHolders, 10*time.Second, "connection failed", "stage=transfer", "reason=tampered")
-	// Every hostile handshake came from 127.0.0.1: five lines a minute.
+	// The hostile handshakes came from two sources (stallers from
+	// 127.0.0.2, garbage from 127.0.0.1): five lines a minute each, and a
+	// cut one never above debug.
 	windows := int(time.Since(start)/time.Minute) + 1
-	lines := l.Count("connection failed", "stage=handshake")
-	assert.Positive(t, lines)
-	assert.LessOrEqual(t, lines, 5*windows, "handshake failure lines from one source are not limited")
+	for _, src := range []string{"peer=127.0.0.1:", "peer=127.0.0.2:"} {
+		lines := l.Count("connection failed", "stage=handshake", src)
+		assert.Positive(t, lines, src)
+		assert.LessOrEqual(t, lines, 5*windows, "handshake failure lines from one source are not limited: %s", src)
+	}
+	assert.Zero(t, l.Count("level=WARN", "connection failed", "reason=evicted"), "a cut handshake was logged as a warning")
 }
 
 // rawExchange sends b on a fresh connection and waits for the listener to

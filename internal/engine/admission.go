@@ -1,0 +1,357 @@
+package engine
+
+import (
+	"container/heap"
+	"errors"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+)
+
+// Why the admission table cut a handshake short. Reason names them
+// "evicted", "hello_timeout" and "shutdown".
+var (
+	errEvicted      = errors.New("pending handshake evicted to admit a newer connection")
+	errHelloTimeout = errors.New("first message not complete within its deadline")
+)
+
+// cutError is the error of a handshake the admission table cut: why it
+// was cut, and what the handshake saw when its socket closed under it.
+type cutError struct{ cause, err error }
+
+func (e *cutError) Error() string   { return e.cause.Error() + " (" + e.err.Error() + ")" }
+func (e *cutError) Unwrap() []error { return []error{e.cause, e.err} }
+
+// admission is the table of accepted connections whose handshake has not
+// yet proven the key; it bounds the sockets such peers hold to max.
+// Accepting never waits for it: a new connection always gets a place, and
+// when the place it needs is taken, another handshake is cut. If the
+// newcomer's source is at its cap, the handshake cut is one of that
+// source's; otherwise one of the source holding the most places (then the
+// most waiting for their first message, then the oldest). Either way it
+// is the source's oldest still waiting for its first message, or its
+// oldest if none is. A first message counts as in once it is in the
+// socket, read or not (where the system says how much a socket holds). So
+// a flood from a few sources only ever cuts its own handshakes, and peers
+// that never send a whole first message, from however many addresses,
+// cannot cut a handshake that has sent one.
+type admission struct {
+	max, perSource int
+	hello          helloRule
+	log            *slog.Logger
+
+	mu      sync.Mutex
+	n       int               // tickets in the table
+	seq     uint64            // order of arrival (or of the first message), for "oldest"
+	sources map[source]*queue // sources with at least one ticket
+	busiest queueHeap         // the same queues, the next to lose a ticket first
+	closed  error             // set at shutdown: newcomers are cut at once
+	// The warning about evictions is written at most every
+	// limitWarnEvery, with the count since the last one.
+	evictions int
+	lastWarn  time.Time
+}
+
+// ticket is a connection's place in the table, from accept until its
+// handshake succeeds, fails or is cut.
+type ticket struct {
+	a          *admission
+	conn       net.Conn // the accepted socket
+	hello      *helloConn
+	q          *queue // nil once out of the table
+	heard      bool   // its first message is in (it is in q.lists[heard])
+	seq        uint64
+	prev, next *ticket // in its list, oldest first
+	cause      error   // why it was cut, if it was; under a.mu
+}
+
+// queue is one source's tickets: those waiting for their first message
+// (lists[0]) and those past it (lists[1]), each oldest first.
+type queue struct {
+	src   source
+	lists [2]ticketList
+	n     int // tickets
+	heard int // of which past their first message
+	index int // in admission.busiest
+}
+
+type ticketList struct{ oldest, newest *ticket }
+
+// waiting is how many of q's tickets wait for their first message.
+func (q *queue) waiting() int { return q.n - q.heard }
+
+// next is the ticket q gives up first: its oldest still waiting for a
+// first message, or else its oldest.
+func (q *queue) next() *ticket {
+	if t := q.lists[0].oldest; t != nil {
+		return t
+	}
+	return q.lists[1].oldest
+}
+
+func newAdmission(max, perSource int, hello helloRule, log *slog.Logger) *admission {
+	return &admission{max: max, perSource: perSource, hello: hello, log: log, sources: map[source]*queue{}}
+}
+
+// add gives c a ticket, cutting another handshake if the place it needs is
+// taken. After shutdown the ticket is cut at once.
+func (a *admission) add(c net.Conn) *ticket {
+	t := &ticket{a: a, conn: c}
+	src := sourceOf(c)
+	var victim *ticket
+	var warn bool
+	a.mu.Lock()
+	if a.closed != nil {
+		t.cause = a.closed
+		a.mu.Unlock()
+		t.abort()
+		return t
+	}
+	for {
+		if q := a.sources[src]; q != nil && q.n >= a.perSource {
+			victim = q.next()
+		} else if a.n >= a.max {
+			victim = a.busiest[0].next()
+		}
+		// A victim waiting for its first message may have it in its
+		// socket, not yet read: then it joins those past it, and another
+		// is chosen. Each ticket moves at most once.
+		if victim == nil || victim.heard || !victim.hello.arrived() {
+			break
+		}
+		a.promote(victim)
+		victim = nil
+	}
+	var from source
+	if victim != nil {
+		from = victim.q.src
+		a.unlink(victim)
+		victim.cause = errEvicted
+		a.evictions++
+		if now := time.Now(); now.Sub(a.lastWarn) >= limitWarnEvery {
+			warn, a.lastWarn = true, now
+		}
+	}
+	q := a.sources[src]
+	if q == nil {
+		q = &queue{src: src, index: -1}
+		a.sources[src] = q
+	}
+	a.link(t, q, false)
+	evictions := a.evictions
+	if warn {
+		a.evictions = 0
+	}
+	a.mu.Unlock()
+	if victim != nil {
+		victim.abort()
+		if warn {
+			a.log.Warn("pending handshakes cut to admit new connections", "cut", evictions,
+				"source", from, "max_pending", a.max, "max_pending_per_source", a.perSource)
+		}
+	}
+	if a.hello.size > 0 {
+		t.hello = a.hello.watch(c, t.firstMessageIn, func() { t.cut(errHelloTimeout) })
+	}
+	return t
+}
+
+// link appends t to q's list of tickets waiting for their first message,
+// or past it.
+func (a *admission) link(t *ticket, q *queue, heard bool) {
+	l := &q.lists[b2i(heard)]
+	a.seq++
+	t.seq, t.q, t.heard, t.prev = a.seq, q, heard, l.newest
+	if l.newest != nil {
+		l.newest.next = t
+	} else {
+		l.oldest = t
+	}
+	l.newest = t
+	q.n++
+	if heard {
+		q.heard++
+	}
+	a.n++
+	if q.index < 0 {
+		heap.Push(&a.busiest, q)
+	} else {
+		heap.Fix(&a.busiest, q.index)
+	}
+}
+
+// unlink takes t out of the table; a source left without tickets goes.
+func (a *admission) unlink(t *ticket) {
+	a.detach(t)
+	q := t.q
+	t.q = nil
+	if q.n == 0 {
+		heap.Remove(&a.busiest, q.index)
+		delete(a.sources, q.src)
+	} else {
+		heap.Fix(&a.busiest, q.index)
+	}
+}
+
+// detach takes t out of its list and counts; the caller fixes the heap.
+func (a *admission) detach(t *ticket) {
+	q := t.q
+	l := &q.lists[b2i(t.heard)]
+	if t.prev != nil {
+		t.prev.next = t.next
+	} else {
+		l.oldest = t.next
+	}
+	if t.next != nil {
+		t.next.prev = t.prev
+	} else {
+		l.newest = t.prev
+	}
+	t.prev, t.next = nil, nil
+	q.n--
+	if t.heard {
+		q.heard--
+	}
+	a.n--
+}
+
+// firstMessageIn moves t among its source's tickets past their first
+// message, which the source gives up only after those still waiting.
+func (t *ticket) firstMessageIn() {
+	a := t.a
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if t.q != nil && !t.heard {
+		a.promote(t)
+	}
+}
+
+// promote moves t to its source's tickets past their first message.
+func (a *admission) promote(t *ticket) {
+	q := t.q
+	a.detach(t)
+	a.link(t, q, true)
+}
+
+// close cuts every ticket with cause and every later one at once.
+func (a *admission) close(cause error) {
+	var cut []*ticket
+	a.mu.Lock()
+	a.closed = cause
+	for _, q := range a.sources {
+		for _, l := range q.lists {
+			for t := l.oldest; t != nil; t = t.next {
+				t.cause, t.q = cause, nil
+				cut = append(cut, t)
+			}
+		}
+	}
+	clear(a.sources)
+	a.busiest, a.n = nil, 0
+	a.mu.Unlock()
+	for _, t := range cut {
+		t.abort()
+	}
+}
+
+// len returns how many handshakes hold a place.
+func (a *admission) len() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.n
+}
+
+// secureConn is the connection to run the handshake on: c itself, or c
+// watched for its first message.
+func (t *ticket) secureConn(c net.Conn) net.Conn {
+	if t == nil || t.hello == nil {
+		return c
+	}
+	return t.hello
+}
+
+// leave takes t out of the table once its handshake is over, and returns
+// why it was cut if it was (its socket is then closed, whatever the
+// handshake made of it). A nil ticket has nothing to leave.
+func (t *ticket) leave() error {
+	if t == nil {
+		return nil
+	}
+	t.hello.stop()
+	a := t.a
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if t.cause != nil {
+		return t.cause
+	}
+	if t.q != nil {
+		a.unlink(t)
+	}
+	return nil
+}
+
+// cut takes t out of the table with cause and closes its socket, unless
+// its handshake is already over.
+func (t *ticket) cut(cause error) {
+	a := t.a
+	a.mu.Lock()
+	if t.q == nil {
+		a.mu.Unlock()
+		return
+	}
+	a.unlink(t)
+	t.cause = cause
+	a.mu.Unlock()
+	t.abort()
+}
+
+// abort resets the socket, so the peer sees at once that it was cut and
+// the server keeps no TIME_WAIT for it.
+func (t *ticket) abort() { abortConn(rawConn{t.conn}) }
+
+// queueHeap orders the sources by which loses a ticket first when the
+// table is full: the one with the most tickets; of those, the one with
+// the most waiting for their first message; then the one whose next
+// ticket to go is the oldest. The count comes first so that a source
+// holding one handshake never loses it while another holds two, whatever
+// their first messages; the first messages decide among equals, which is
+// where a flood from as many addresses as the table has places puts
+// everyone.
+type queueHeap []*queue
+
+func (h queueHeap) Len() int { return len(h) }
+func (h queueHeap) Less(i, j int) bool {
+	x, y := h[i], h[j]
+	if x.n != y.n {
+		return x.n > y.n
+	}
+	if x.waiting() != y.waiting() {
+		return x.waiting() > y.waiting()
+	}
+	return x.next().seq < y.next().seq
+}
+func (h queueHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *queueHeap) Push(x any) {
+	q := x.(*queue)
+	q.index = len(*h)
+	*h = append(*h, q)
+}
+func (h *queueHeap) Pop() any {
+	old := *h
+	q := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	q.index = -1
+	return q
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
