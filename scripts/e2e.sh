@@ -79,7 +79,7 @@ if ssh -F /dev/null -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHos
   fail "ssh got through spipe with the wrong key"
 fi
 grep -q 'stage=handshake reason=auth' "$work/listen-ssh.log" || fail "spipe listen did not log the wrong key"
-[ "$(grep -c '^spipe: .*likely causes: a wrong key' "$work/ssh-wrong-key.log")" = 1 ] ||
+[ "$(grep -c '^spipe: .*server closed the connection during the handshake (wrong key or context' "$work/ssh-wrong-key.log")" = 1 ] ||
   fail "the refused ProxyCommand did not say why in one line: $(cat "$work/ssh-wrong-key.log")"
 echo "   ssh with the wrong spipe key is refused at the spipe handshake; the user sees one line with the likely causes"
 

@@ -52,6 +52,11 @@ func run(args []string, stdin io.ReadCloser, stdout, stderr io.WriteCloser) int 
 		return 0
 	}
 	fmt.Fprintf(stderr, "spipe: %s\n", oneLine(err))
+	// A failed stdio connection leaves the streams open until its error is
+	// out (engine.Forwarder.Handle): ssh, whose ProxyCommand this is,
+	// exits as soon as they close.
+	stdin.Close()
+	stdout.Close()
 	var ue usageError
 	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command ") {
 		return exitUsage

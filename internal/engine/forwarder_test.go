@@ -226,3 +226,27 @@ func TestReason(t *testing.T) {
 		assert.Equal(t, want, Reason(err), "%v", err)
 	}
 }
+
+// TestHandleLeavesAFailedConnectionToItsCaller: a stdio connection whose
+// handshake fails is not closed by Handle, so its caller can report the
+// failure before the peer (ssh) sees the stream end and exits; Serve's
+// connections, in contrast, are reset at once.
+func TestHandleLeavesAFailedConnectionToItsCaller(t *testing.T) {
+	f := newForwarder(echoServer(t))
+	f.SecureSide = SecureOutbound
+	f.Secure = func(ctx context.Context, c net.Conn) (Conn, error) { return nil, errors.New("refused") }
+	stdinR, stdinW := io.Pipe()
+	stdoutR, stdoutW := io.Pipe()
+	conn := &StdioConn{R: stdinR, W: stdoutW}
+	require.Error(t, f.Handle(context.Background(), conn))
+
+	// Still open: a write to stdout reaches its reader, and stdin's writer
+	// is not told the reader went away.
+	go stdoutW.Write([]byte("x"))
+	b := make([]byte, 1)
+	_, err := io.ReadFull(stdoutR, b)
+	require.NoError(t, err, "Handle closed stdout")
+	require.NoError(t, conn.Close())
+	_, err = stdinW.Write([]byte("y"))
+	assert.ErrorIs(t, err, io.ErrClosedPipe, "the caller's Close closes it")
+}

@@ -23,7 +23,11 @@ const (
 // connection is closed wherever it is (handshake, dial or transfer). The
 // error is why the connection failed, nil if it ended cleanly; Handle
 // logs it only at debug level, because its caller (a stdio connection,
-// which is the whole of its process's work) reports it.
+// which is the whole of its process's work) reports it. A connection that
+// fails before its transfer began is left open for the same reason: the
+// caller reports the failure, then closes it, so that a peer that goes
+// away as soon as the stream closes (ssh, whose ProxyCommand this is)
+// leaves after the report, not before it.
 func (f *Forwarder) Handle(ctx context.Context, raw net.Conn) error {
 	return f.forward(ctx, raw, nil, nil, nil, false)
 }
@@ -42,6 +46,17 @@ type link struct {
 	in, out Conn
 	leave   func()
 	session *Session // nil until the handshake succeeded
+	// hold leaves in open when the connection fails before its transfer:
+	// Handle's caller closes it once it has reported the failure.
+	hold bool
+}
+
+// abortIn resets the accepted side after a failure before the transfer,
+// unless Handle's caller closes it itself.
+func (l *link) abortIn() {
+	if !l.hold {
+		abortConn(l.in)
+	}
 }
 
 func (f *Forwarder) forward(ctx context.Context, raw net.Conn, g *gate, t *ticket, w *workers, report bool) error {
@@ -53,12 +68,15 @@ func (f *Forwarder) forward(ctx context.Context, raw net.Conn, g *gate, t *ticke
 
 	// Until the transfer owns them, the connections close when ctx ends.
 	closeRaw := context.AfterFunc(ctx, func() { raw.Close() })
-	l, stage, err := f.open(ctx, raw, g, t)
+	l, stage, err := f.open(ctx, raw, g, t, !report)
 	closeRaw()
 	if err != nil {
 		// Reset, so a plaintext client of "spipe connect" does not take the
-		// failure for an empty but complete answer.
-		abortConn(rawConn{raw})
+		// failure for an empty but complete answer. Handle's caller closes
+		// it once it has reported the failure.
+		if report {
+			abortConn(rawConn{raw})
+		}
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (%w)", errShutdown, err)
 		}
@@ -81,7 +99,8 @@ func (f *Forwarder) forward(ctx context.Context, raw net.Conn, g *gate, t *ticke
 // is dialled. Between the two it takes a place at g, if any, and on
 // success l.leave gives it back. It returns the stage that failed for the
 // log line, and the session as far as it got.
-func (f *Forwarder) open(ctx context.Context, raw net.Conn, g *gate, t *ticket) (l link, stage string, err error) {
+func (f *Forwarder) open(ctx context.Context, raw net.Conn, g *gate, t *ticket, hold bool) (l link, stage string, err error) {
+	l.hold = hold
 	timeout := f.HandshakeTimeout
 	if timeout <= 0 {
 		timeout = defaultHandshakeTimeout
@@ -101,7 +120,7 @@ func (f *Forwarder) open(ctx context.Context, raw net.Conn, g *gate, t *ticket) 
 	l.leave = func() {}
 	if g != nil {
 		if err := g.enter(ctx); err != nil {
-			abortConn(l.in)
+			l.abortIn()
 			return l, stageAdmission, err
 		}
 		l.leave = g.leave
@@ -124,14 +143,14 @@ func (f *Forwarder) dialTarget(ctx context.Context, l *link, timeout time.Durati
 	target, err := f.Dial(dctx, l.in)
 	if err != nil {
 		f.observer().DialError(err)
-		abortConn(l.in)
+		l.abortIn()
 		return stageDial, err
 	}
 	if f.SecureSide == SecureInbound {
 		out, ok := target.(Conn)
 		if !ok {
 			target.Close()
-			abortConn(l.in)
+			l.abortIn()
 			return stageDial, fmt.Errorf("%T cannot half-close", target)
 		}
 		l.out = out
@@ -140,7 +159,7 @@ func (f *Forwarder) dialTarget(ctx context.Context, l *link, timeout time.Durati
 	l.out, l.session, err = f.secure(ctx, target, timeout, nil)
 	if err != nil {
 		target.Close()
-		abortConn(l.in)
+		l.abortIn()
 		return stageHandshake, err
 	}
 	return "", nil
