@@ -1,0 +1,422 @@
+package mux
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/libp2p/go-yamux/v5"
+
+	"github.com/spipe-dev/spipe/pkg/spipe"
+)
+
+// Defaults of a Config that sets nothing.
+const (
+	// DefaultMaxStreams is how many streams a session accepts open at
+	// once by default.
+	DefaultMaxStreams = 1000
+	// MinStreamWindow is the receive window every stream starts with (the
+	// yamux specification's), and the smallest MaxStreamWindow.
+	MinStreamWindow = 256 << 10
+	// DefaultKeepAlive is how often an idle session pings its peer by
+	// default.
+	DefaultKeepAlive = 30 * time.Second
+)
+
+// closeFlush bounds how long Close waits for what the session has queued
+// (the last stream's end above all) to be written, and then for the peer
+// to close its end.
+const closeFlush = 2 * time.Second
+
+// Config tunes a session. Nothing in it must match the peer's: each side
+// limits only what it accepts. The zero value (or nil) is the defaults.
+type Config struct {
+	// MaxStreams caps the streams the peer may hold open toward this side
+	// at once; a stream opened beyond it is reset at once. 0 means
+	// DefaultMaxStreams. Each stream may buffer up to its window
+	// unread, so MaxStreams times MaxStreamWindow bounds the memory a peer
+	// can make a session hold.
+	MaxStreams int
+
+	// MaxStreamWindow is the most one stream may buffer unread on this
+	// side: its receive window starts at MinStreamWindow (256 KiB) and
+	// grows up to this while the reader keeps up and the round trip is
+	// long, so a stream can fill a long fat link. 0 means
+	// MinStreamWindow (no growth): the smallest queue for other streams'
+	// data to wait behind, which is what keeps interactive streams
+	// responsive beside a bulk one on a fast link.
+	MaxStreamWindow int
+
+	// KeepAlive is how often a session pings its peer when nothing
+	// arrives; a ping unanswered within 10 s ends the session (a dead
+	// carrier is noticed and its streams fail). 0 means DefaultKeepAlive;
+	// negative turns the pings off.
+	KeepAlive time.Duration
+}
+
+// Session is one end of a multiplexed spipe connection: the client opens
+// streams (Open), the server accepts them (Accept). A Session is a
+// net.Listener of the streams its peer opens. Its methods are safe for
+// concurrent use.
+type Session struct {
+	y       *yamux.Session
+	carrier *carrier
+	client  bool
+	streams chan *yamux.Stream // accepted, for Accept
+
+	closing atomic.Bool   // Close was called
+	done    chan struct{} // closed once the session has ended
+	err     error         // why it ended; set before done closes
+}
+
+// Client returns the client end of a session over conn, running conn's
+// handshake first if it has not run. The handshake must have negotiated
+// the multiplexed mode (ErrNotMultiplexed otherwise). The Session owns
+// conn from now on.
+func Client(conn *spipe.Conn, config *Config) (*Session, error) {
+	return newSession(conn, config, true)
+}
+
+// Server returns the server end of a session over conn, running conn's
+// handshake first if it has not run (so it returns only once the client
+// has proven its key). The handshake must have negotiated the
+// multiplexed mode (ErrNotMultiplexed otherwise; a server that also
+// serves plain clients checks conn.ConnectionState().Multiplexed first).
+// The Session owns conn from now on.
+func Server(conn *spipe.Conn, config *Config) (*Session, error) {
+	return newSession(conn, config, false)
+}
+
+func newSession(conn *spipe.Conn, config *Config, client bool) (*Session, error) {
+	if err := conn.Handshake(); err != nil {
+		return nil, err
+	}
+	st := conn.ConnectionState()
+	if !st.Multiplexed {
+		conn.Close()
+		return nil, ErrNotMultiplexed
+	}
+	yc, err := yamuxConfig(config, st.MaxPayload)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	c := newCarrier(conn)
+	var y *yamux.Session
+	if client {
+		y, err = yamux.Client(c, yc, nil)
+	} else {
+		y, err = yamux.Server(c, yc, nil)
+	}
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("spipe/mux: %w", err)
+	}
+	s := &Session{y: y, carrier: c, client: client, streams: make(chan *yamux.Stream), done: make(chan struct{})}
+	go s.acceptLoop()
+	return s, nil
+}
+
+// yamuxConfig is the library's configuration for config on a carrier
+// whose frames hold maxPayload bytes.
+func yamuxConfig(config *Config, maxPayload int) (*yamux.Config, error) {
+	if config == nil {
+		config = &Config{}
+	}
+	yc := yamux.DefaultConfig()
+	yc.LogOutput = io.Discard // failures reach the caller as errors
+	switch {
+	case config.MaxStreams < 0:
+		return nil, fmt.Errorf("spipe/mux: MaxStreams %d is negative", config.MaxStreams)
+	case config.MaxStreams > 0:
+		yc.MaxIncomingStreams = uint32(config.MaxStreams)
+	default:
+		yc.MaxIncomingStreams = DefaultMaxStreams
+	}
+	switch {
+	case config.MaxStreamWindow == 0:
+		yc.MaxStreamWindowSize = MinStreamWindow
+	case config.MaxStreamWindow < MinStreamWindow || config.MaxStreamWindow > 1<<30:
+		return nil, fmt.Errorf("spipe/mux: MaxStreamWindow %d outside %d..%d", config.MaxStreamWindow, MinStreamWindow, 1<<30)
+	default:
+		yc.MaxStreamWindowSize = uint32(config.MaxStreamWindow)
+	}
+	switch {
+	case config.KeepAlive < 0:
+		yc.EnableKeepAlive = false
+	case config.KeepAlive > 0:
+		yc.KeepAliveInterval = config.KeepAlive
+	default:
+		yc.KeepAliveInterval = DefaultKeepAlive
+	}
+	// One yamux message per spipe frame: a message the frame cannot hold
+	// would cost a second frame (and a second write) for its tail. The
+	// frame holds MaxPayload-1 bytes (one goes to its type).
+	yc.MaxMessageSize = uint32(max(maxPayload-1, 1024))
+	return yc, nil
+}
+
+// acceptLoop takes the streams the peer opens: on a server it hands them
+// to Accept; a client's peer must open none (docs/PROTOCOL.md 7), so a
+// client resets them. When the session ends it records why.
+func (s *Session) acceptLoop() {
+	for {
+		ys, err := s.y.AcceptStream()
+		if err != nil {
+			s.err = s.cause(err)
+			close(s.done)
+			return
+		}
+		if s.client {
+			ys.Reset()
+			continue
+		}
+		select {
+		case s.streams <- ys:
+		case <-s.y.CloseChan():
+			ys.Reset()
+		}
+	}
+}
+
+// cause turns the library's reason for ending the session into Err's.
+func (s *Session) cause(err error) error {
+	var ga *yamux.GoAwayError
+	switch {
+	case errors.As(err, &ga) && ga.ErrorCode == 0:
+		// Closed on purpose: by Close, or by the peer's (its GoAway).
+		return nil
+	case errors.As(err, &ga):
+		return fmt.Errorf("%w: %v", ErrProtocol, err)
+	case errors.Is(err, io.EOF):
+		// The carrier's authenticated end: the peer closed it cleanly.
+		return nil
+	case errors.Is(err, yamux.ErrKeepAliveTimeout), errors.Is(err, yamux.ErrConnectionWriteTimeout):
+		return fmt.Errorf("spipe/mux: carrier unresponsive (%v): %w", err, os.ErrDeadlineExceeded)
+	}
+	if ioErr := s.carrier.ioErr(); ioErr != nil {
+		if s.closing.Load() {
+			return nil // the close cut the carrier's I/O short
+		}
+		return ioErr
+	}
+	return fmt.Errorf("%w: %v", ErrProtocol, err)
+}
+
+// Open opens a stream to the server (a client's session only). It costs
+// no round trip: the stream's open is queued at once and its first data
+// follows right behind it, before the server has answered. ctx bounds
+// the wait when the server has not yet answered many opens (the yamux
+// accept backlog, 256). The net.Conn is a *Stream.
+func (s *Session) Open(ctx context.Context) (net.Conn, error) {
+	if !s.client {
+		return nil, errOnlyClient
+	}
+	ys, err := s.y.OpenStream(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, s.sessionErr(err)
+	}
+	return newStream(s, ys), nil
+}
+
+// Accept waits for the next stream the peer opens (a server's session;
+// on a client it waits until the session ends) and returns it as a
+// *Stream. Once the session has ended it returns an error wrapping
+// ErrSessionClosed.
+func (s *Session) Accept() (net.Conn, error) {
+	select {
+	case ys := <-s.streams:
+		return newStream(s, ys), nil
+	case <-s.done:
+		return nil, s.sessionErr(nil)
+	}
+}
+
+// Addr returns the carrier's local address (net.Listener).
+func (s *Session) Addr() net.Addr { return s.carrier.LocalAddr() }
+
+// RemoteAddr returns the carrier's remote address.
+func (s *Session) RemoteAddr() net.Addr { return s.carrier.RemoteAddr() }
+
+// NumStreams returns how many streams are open: not yet ended in both
+// directions, or reset.
+func (s *Session) NumStreams() int { return s.y.NumStreams() }
+
+// Done returns a channel that is closed once the session has ended: its
+// carrier closed or failed, or Close was called.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// Err returns nil while the session runs and once it has ended cleanly
+// (Close on either side, or the carrier's authenticated end); otherwise
+// why it ended: the carrier's error (wrapping the spipe sentinels,
+// ErrTampered, ErrTruncated, ...), ErrProtocol, or a timeout
+// (os.ErrDeadlineExceeded) when the peer stopped answering.
+func (s *Session) Err() error {
+	select {
+	case <-s.done:
+		return s.err
+	default:
+		return nil
+	}
+}
+
+// Close ends the session. What was already written on it, the ends of
+// streams above all, is sent first (Close waits up to 2 s for that); then
+// the peer is told the session is over, and every stream that has not
+// ended in both directions is reset at both ends. Close returns once the
+// session has ended; calling it again does nothing.
+func (s *Session) Close() error {
+	if !s.closing.CompareAndSwap(false, true) {
+		<-s.done
+		return nil
+	}
+	if !s.y.IsClosed() {
+		// The GoAway goes through the library's queue behind everything
+		// written before it; once it is on the carrier, so is the rest.
+		// Then the carrier gets its authenticated end and waits for the
+		// peer, which closes on the GoAway, so nothing still in flight is
+		// cut by a reset of the socket.
+		written := s.carrier.expectGoAway()
+		if s.y.GoAway() == nil {
+			t := time.NewTimer(closeFlush)
+			select {
+			case <-written:
+				s.carrier.drainOnClose(closeFlush)
+			case <-t.C:
+			case <-s.y.CloseChan():
+			}
+			t.Stop()
+		}
+	}
+	s.y.Close()
+	<-s.done
+	return nil
+}
+
+// sessionErr is the error of a stream operation that failed because the
+// session ended (err is the library's, if any).
+func (s *Session) sessionErr(err error) error {
+	select {
+	case <-s.done:
+		if s.err != nil {
+			return fmt.Errorf("%w (%v)", ErrSessionClosed, s.err)
+		}
+		return ErrSessionClosed
+	default:
+	}
+	if err == nil {
+		return ErrSessionClosed
+	}
+	return fmt.Errorf("%w (%v)", ErrSessionClosed, err)
+}
+
+var _ net.Listener = (*Session)(nil)
+
+// carrier is the spipe connection as the library sees it. It records the
+// first I/O error (why the session ended, if it failed), tells Close when
+// the GoAway has been written, and for a deliberate close sends the
+// authenticated close-write and lets the peer close first.
+type carrier struct {
+	*spipe.Conn
+
+	mu       sync.Mutex
+	err      error         // first read or write error
+	goAway   chan struct{} // closed when the GoAway is written; nil: not expected
+	drain    bool          // Close half-closes and waits for the peer
+	readDone bool          // reading has ended (the library's reader has quit)
+	closed   bool
+}
+
+func newCarrier(c *spipe.Conn) *carrier { return &carrier{Conn: c} }
+
+func (c *carrier) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if err != nil {
+		c.mu.Lock()
+		c.note(err)
+		c.readDone = true
+		closeNow := c.drain && !c.closed
+		c.closed = c.closed || closeNow
+		c.mu.Unlock()
+		if closeNow {
+			c.Conn.Close()
+		}
+	}
+	return n, err
+}
+
+// goAwayHeader is a yamux GoAway with code 0 (normal), as the library
+// writes it: a 12-byte message of its own (no data message is that short
+// and of type 3).
+const goAwayType = 3
+
+func (c *carrier) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		c.note(err)
+	} else if c.goAway != nil && len(p) == 12 && p[0] == 0 && p[1] == goAwayType {
+		close(c.goAway)
+		c.goAway = nil
+	}
+	return n, err
+}
+
+// note records err if it is the first. c.mu is held.
+func (c *carrier) note(err error) {
+	if c.err == nil {
+		c.err = err
+	}
+}
+
+func (c *carrier) ioErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// expectGoAway returns a channel closed once a GoAway is written.
+func (c *carrier) expectGoAway() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.goAway = make(chan struct{})
+	return c.goAway
+}
+
+// drainOnClose makes Close end the carrier gracefully: close-write now,
+// the socket once the peer has closed its end (or after wait).
+func (c *carrier) drainOnClose(wait time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.drain = true
+	_ = c.Conn.SetReadDeadline(time.Now().Add(wait))
+}
+
+// Close is called by the library once, as the session ends.
+func (c *carrier) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	if !c.drain || c.err != nil || c.readDone {
+		c.closed = true
+		c.mu.Unlock()
+		return c.Conn.Close()
+	}
+	c.mu.Unlock()
+	// The reader is still running: it closes the socket when the peer
+	// closes its end or the read deadline passes.
+	_ = c.Conn.CloseWrite()
+	return nil
+}
