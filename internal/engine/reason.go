@@ -8,6 +8,8 @@ import (
 	"net"
 	"os"
 	"syscall"
+
+	"github.com/spipe-dev/spipe/pkg/spipe/mux"
 )
 
 // The reasons Reason gives. They are the engine's vocabulary for log lines
@@ -27,6 +29,10 @@ const (
 	// connection, or its first message was not in by the deadline.
 	reasonEvicted      = "evicted"
 	reasonHelloTimeout = "hello_timeout"
+	// A stream whose carrier ended before it did (it was reset), and a
+	// carrier whose peer broke the multiplexing protocol.
+	reasonCarrier     = "carrier"
+	reasonMuxProtocol = "mux_protocol"
 )
 
 // Reason sorts a connection failure into a short, stable class for logs
@@ -46,6 +52,12 @@ func Reason(err error) string {
 		return reasonEvicted
 	case errors.Is(err, errHelloTimeout):
 		return reasonHelloTimeout
+	case errors.Is(err, mux.ErrSessionClosed):
+		return reasonCarrier
+	case errors.Is(err, mux.ErrStreamReset):
+		return reasonReset
+	case errors.Is(err, mux.ErrProtocol):
+		return reasonMuxProtocol
 	}
 	if r := protocolReason(err); r != "" {
 		return r
@@ -100,7 +112,7 @@ func Reasons() ReasonSets {
 		Dial: []string{reasonRefused, reasonUnreachable, reasonDNS, reasonTimeout, reasonReset,
 			reasonShutdown, reasonOther},
 		Transfer: append(protocolReasons(inFrame),
-			reasonReset, reasonEOF, reasonIdle, reasonTimeout, reasonShutdown, reasonOther),
+			reasonReset, reasonEOF, reasonIdle, reasonTimeout, reasonShutdown, reasonCarrier, reasonMuxProtocol, reasonOther),
 		Frame: protocolReasons(inFrame),
 	}
 }
@@ -131,7 +143,7 @@ func (f *Forwarder) failureLevel(stage, reason string) slog.Level {
 		}
 	case stageTransfer:
 		switch reason {
-		case reasonTruncated, reasonEOF, reasonReset:
+		case reasonTruncated, reasonEOF, reasonReset, reasonCarrier:
 			return slog.LevelInfo
 		}
 	case stageAdmission:

@@ -21,6 +21,9 @@ func (s *Service) newKeySet(keys []*spipe.Key) (*keySet, error) {
 		ForwardSecrecy:   s.opts.forwardSecrecy(),
 		PadTo:            s.opts.PadTo,
 		HandshakeTimeout: s.opts.HandshakeTimeout,
+		// A listener serves plain and multiplexed clients alike; a
+		// connect asks for the mode it runs.
+		Multiplex: s.opts.Mode == Listen || s.opts.Mux,
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
