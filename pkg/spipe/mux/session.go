@@ -108,6 +108,9 @@ func newSession(conn *spipe.Conn, config *Config, client bool) (*Session, error)
 		return nil, err
 	}
 	c := newCarrier(conn)
+	if testOnWrite != nil {
+		c.onWrite = testOnWrite(client)
+	}
 	var y *yamux.Session
 	if client {
 		y, err = yamux.Client(c, yc, nil)
@@ -122,6 +125,10 @@ func newSession(conn *spipe.Conn, config *Config, client bool) (*Session, error)
 	go s.acceptLoop()
 	return s, nil
 }
+
+// testOnWrite, set by tests only, gives each new carrier a function that
+// sees every message it writes.
+var testOnWrite func(client bool) func(p []byte)
 
 // yamuxConfig is the library's configuration for config on a carrier
 // whose frames hold maxPayload bytes.
@@ -329,11 +336,14 @@ type carrier struct {
 	*spipe.Conn
 
 	mu       sync.Mutex
-	err      error         // first read or write error
+	readErr  error         // the read error that ended reading
+	writeErr error         // the first write error
 	goAway   chan struct{} // closed when the GoAway is written; nil: not expected
 	drain    bool          // Close half-closes and waits for the peer
 	readDone bool          // reading has ended (the library's reader has quit)
 	closed   bool
+
+	onWrite func(p []byte) // tests: sees each message written
 }
 
 func newCarrier(c *spipe.Conn) *carrier { return &carrier{Conn: c} }
@@ -342,7 +352,7 @@ func (c *carrier) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if err != nil {
 		c.mu.Lock()
-		c.note(err)
+		c.readErr = err
 		c.readDone = true
 		closeNow := c.drain && !c.closed
 		c.closed = c.closed || closeNow
@@ -360,11 +370,16 @@ func (c *carrier) Read(p []byte) (int, error) {
 const goAwayType = 3
 
 func (c *carrier) Write(p []byte) (int, error) {
+	if c.onWrite != nil {
+		c.onWrite(p)
+	}
 	n, err := c.Conn.Write(p)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err != nil {
-		c.note(err)
+		if c.writeErr == nil {
+			c.writeErr = err
+		}
 	} else if c.goAway != nil && len(p) == 12 && p[0] == 0 && p[1] == goAwayType {
 		close(c.goAway)
 		c.goAway = nil
@@ -372,17 +387,16 @@ func (c *carrier) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// note records err if it is the first. c.mu is held.
-func (c *carrier) note(err error) {
-	if c.err == nil {
-		c.err = err
-	}
-}
-
+// ioErr is why the carrier failed, if it did: its read error first,
+// because a failed read closes the connection, so a write failing at the
+// same time fails only because of it.
 func (c *carrier) ioErr() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.err
+	if c.readErr != nil {
+		return c.readErr
+	}
+	return c.writeErr
 }
 
 // expectGoAway returns a channel closed once a GoAway is written.
@@ -409,7 +423,7 @@ func (c *carrier) Close() error {
 		c.mu.Unlock()
 		return nil
 	}
-	if !c.drain || c.err != nil || c.readDone {
+	if !c.drain || c.writeErr != nil || c.readDone {
 		c.closed = true
 		c.mu.Unlock()
 		return c.Conn.Close()
