@@ -37,6 +37,7 @@ type pipeFlags struct {
 	mux                  bool
 	muxCarriers          int
 	muxStreams           int
+	muxWindow            int
 	// spiped's -F and -D, accepted so that its command lines explain
 	// themselves (see spipedFlags).
 	foreground, daemonize bool
@@ -62,6 +63,7 @@ func (p *pipeFlags) register(fs *pflag.FlagSet, mode service.Mode) {
 	} else {
 		fs.IntVar(&p.muxStreams, "mux-streams", 0, "with --mux, `N` streams at once on one connection to the listener; more wait for room\n(0: 1000; at most the listener's --mux-streams)")
 	}
+	fs.IntVar(&p.muxWindow, "mux-window", 0, "multiplexed streams: the most one stream may have in flight toward this end, in `BYTES`\n(262144 to 16777216, default 262144). Raise it for bulk streams over long links (one stream moves\nat most this much per round trip); other streams' data may wait behind this much of a bulk one")
 	fs.StringVar(&p.cipher, "cipher", "", "comma-separated `SUITES` in preference order, from: "+suiteNames()+"\n(default "+defaultSuites()+"; reduced-round suites are used only if both ends list them)")
 	fs.StringVar(&p.context, "context", "", "name of this tunnel (up to 255 bytes), bound into every handshake; both ends must give the same one.\nTunnels that share a key need distinct contexts, or one can be redirected into another")
 	fs.BoolVarP(&p.noPFS, "no-pfs", "f", false, "skip the X25519 exchange (faster handshakes, no forward secrecy; spiped's -f)")
@@ -107,6 +109,7 @@ func (p *pipeFlags) options(mode service.Mode) (service.Options, error) {
 		Mux:                   p.mux,
 		MuxCarriers:           p.muxCarriers,
 		MuxStreams:            p.muxStreams,
+		MuxWindow:             p.muxWindow,
 	}
 	if p.daemonize {
 		return o, usagef("-D: spipe does not daemonize; run it in the foreground under systemd (units in contrib/systemd) or another supervisor. It resolves the target at each connection, so it never waits for DNS at start")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -348,6 +349,11 @@ func (s *poolStream) Close() error {
 	err := s.Conn.Close()
 	s.once.Do(s.release)
 	return err
+}
+
+// ReadFrom is the stream's own (see framed).
+func (s *poolStream) ReadFrom(r io.Reader) (int64, error) {
+	return s.Conn.(io.ReaderFrom).ReadFrom(r)
 }
 
 var _ net.Conn = (*poolStream)(nil)

@@ -28,7 +28,7 @@ func (s *Service) serverHandshake(ctx context.Context, c net.Conn) (engine.Conn,
 
 // muxConfig is the multiplexing configuration of this side's sessions.
 func (s *Service) muxConfig() *mux.Config {
-	return &mux.Config{MaxStreams: s.opts.MuxStreams}
+	return &mux.Config{MaxStreams: s.opts.MuxStreams, MaxStreamWindow: s.opts.MuxWindow}
 }
 
 // clientHandshake runs the client side. A server refuses a client by

@@ -17,6 +17,7 @@ import (
 	"github.com/spipe-dev/spipe/internal/keyring"
 	"github.com/spipe-dev/spipe/pkg/aead"
 	"github.com/spipe-dev/spipe/pkg/spipe"
+	"github.com/spipe-dev/spipe/pkg/spipe/mux"
 )
 
 // Mode says which way a service encrypts.
@@ -80,6 +81,9 @@ type Options struct {
 	// MuxStreams caps the streams of one carrier: those a connect opens
 	// on it, those a listener accepts on it (0: 1000).
 	MuxStreams int
+	// MuxWindow is the most one stream may have in flight toward this
+	// side (mux.Config.MaxStreamWindow; 0: 256 KiB).
+	MuxWindow int
 
 	PidFile     string
 	MetricsAddr *engine.Addr // nil: no metrics
@@ -152,6 +156,9 @@ func (o *Options) Validate() error {
 	if o.MuxStreams < 0 {
 		return fmt.Errorf("--mux-streams %d: must not be negative", o.MuxStreams)
 	}
+	if w := o.MuxWindow; w != 0 && (w < mux.MinStreamWindow || w > maxMuxWindow) {
+		return fmt.Errorf("--mux-window %d: want %d (256 KiB) to %d (16 MiB) bytes", w, mux.MinStreamWindow, maxMuxWindow)
+	}
 	if o.MetricsAddr != nil && o.MetricsAddr.IsUnix() {
 		return fmt.Errorf("--metrics %q: want host:port", o.MetricsAddr)
 	}
@@ -160,6 +167,10 @@ func (o *Options) Validate() error {
 	}
 	return nil
 }
+
+// maxMuxWindow bounds --mux-window: what go-yamux grows a window to by
+// default.
+const maxMuxWindow = 16 << 20
 
 // maxCarriers bounds --mux-carriers: a handful spreads streams over
 // connections (and CPUs of the listener); many would be plain mode.

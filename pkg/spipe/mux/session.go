@@ -68,6 +68,8 @@ type Session struct {
 	y       *yamux.Session
 	carrier *carrier
 	client  bool
+	msgData int        // data bytes one message holds
+	queue   *sendQueue // data queued in the library
 	streams chan *yamux.Stream // accepted, for Accept
 
 	closing atomic.Bool   // Close was called
@@ -107,7 +109,9 @@ func newSession(conn *spipe.Conn, config *Config, client bool) (*Session, error)
 		conn.Close()
 		return nil, err
 	}
-	c := newCarrier(conn)
+	limitNotSent(conn.NetConn())
+	q := newSendQueue()
+	c := newCarrier(conn, q)
 	if testOnWrite != nil {
 		c.onWrite = testOnWrite(client)
 	}
@@ -121,7 +125,8 @@ func newSession(conn *spipe.Conn, config *Config, client bool) (*Session, error)
 		conn.Close()
 		return nil, fmt.Errorf("spipe/mux: %w", err)
 	}
-	s := &Session{y: y, carrier: c, client: client, streams: make(chan *yamux.Stream), done: make(chan struct{})}
+	s := &Session{y: y, carrier: c, client: client, msgData: int(yc.MaxMessageSize) - yamuxHeader, queue: q,
+		streams: make(chan *yamux.Stream), done: make(chan struct{})}
 	go s.acceptLoop()
 	return s, nil
 }
@@ -177,6 +182,7 @@ func (s *Session) acceptLoop() {
 		ys, err := s.y.AcceptStream()
 		if err != nil {
 			s.err = s.cause(err)
+			s.queue.close()
 			close(s.done)
 			return
 		}
@@ -343,10 +349,11 @@ type carrier struct {
 	readDone bool          // reading has ended (the library's reader has quit)
 	closed   bool
 
+	queue   *sendQueue
 	onWrite func(p []byte) // tests: sees each message written
 }
 
-func newCarrier(c *spipe.Conn) *carrier { return &carrier{Conn: c} }
+func newCarrier(c *spipe.Conn, q *sendQueue) *carrier { return &carrier{Conn: c, queue: q} }
 
 func (c *carrier) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
@@ -364,10 +371,12 @@ func (c *carrier) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// goAwayHeader is a yamux GoAway with code 0 (normal), as the library
-// writes it: a 12-byte message of its own (no data message is that short
-// and of type 3).
-const goAwayType = 3
+// The library writes each message with one Write: a 12-byte header, then
+// a data message's data. A GoAway is a header of type 3 alone.
+const (
+	yamuxHeader = 12
+	goAwayType  = 3
+)
 
 func (c *carrier) Write(p []byte) (int, error) {
 	if c.onWrite != nil {
@@ -376,11 +385,14 @@ func (c *carrier) Write(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err == nil && len(p) > yamuxHeader && p[1] == 0 {
+		c.queue.sent(len(p) - yamuxHeader)
+	}
 	if err != nil {
 		if c.writeErr == nil {
 			c.writeErr = err
 		}
-	} else if c.goAway != nil && len(p) == 12 && p[0] == 0 && p[1] == goAwayType {
+	} else if c.goAway != nil && len(p) == yamuxHeader && p[0] == 0 && p[1] == goAwayType {
 		close(c.goAway)
 		c.goAway = nil
 	}

@@ -50,14 +50,6 @@ func (st *Stream) Read(p []byte) (int, error) {
 	return n, st.wrap(err)
 }
 
-// Write writes p to the stream, blocking while the peer's window for it
-// is full. It fails after CloseWrite, Reset or Close, and once the peer
-// reset the stream or the session ended.
-func (st *Stream) Write(p []byte) (int, error) {
-	n, err := st.s.Write(p)
-	return n, st.wrap(err)
-}
-
 // CloseWrite ends this direction cleanly: the peer's Read returns io.EOF
 // once it has read everything written before. Reading continues to work.
 func (st *Stream) CloseWrite() error {
