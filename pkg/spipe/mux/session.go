@@ -68,8 +68,8 @@ type Session struct {
 	y       *yamux.Session
 	carrier *carrier
 	client  bool
-	msgData int        // data bytes one message holds
-	queue   *sendQueue // data queued in the library
+	msgData int                // data bytes one message holds
+	queue   *sendQueue         // data queued in the library
 	streams chan *yamux.Stream // accepted, for Accept
 
 	closing atomic.Bool   // Close was called
