@@ -344,6 +344,7 @@ type carrier struct {
 	mu       sync.Mutex
 	readErr  error         // the read error that ended reading
 	writeErr error         // the first write error
+	closeErr error         // the first error that says only "closed"
 	goAway   chan struct{} // closed when the GoAway is written; nil: not expected
 	drain    bool          // Close half-closes and waits for the peer
 	readDone bool          // reading has ended (the library's reader has quit)
@@ -359,7 +360,7 @@ func (c *carrier) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if err != nil {
 		c.mu.Lock()
-		c.readErr = err
+		c.note(&c.readErr, err)
 		c.readDone = true
 		closeNow := c.drain && !c.closed
 		c.closed = c.closed || closeNow
@@ -389,9 +390,7 @@ func (c *carrier) Write(p []byte) (int, error) {
 		c.queue.sent(len(p) - yamuxHeader)
 	}
 	if err != nil {
-		if c.writeErr == nil {
-			c.writeErr = err
-		}
+		c.note(&c.writeErr, err)
 	} else if c.goAway != nil && len(p) == yamuxHeader && p[0] == 0 && p[1] == goAwayType {
 		close(c.goAway)
 		c.goAway = nil
@@ -399,16 +398,33 @@ func (c *carrier) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// ioErr is why the carrier failed, if it did: its read error first,
-// because a failed read closes the connection, so a write failing at the
-// same time fails only because of it.
+// note records err in *slot unless one is there, or err only says the
+// connection was closed: that is the consequence of a failure (spipe
+// closes the connection when a read fails, the library closes it when a
+// write fails), not its cause. c.mu is held.
+func (c *carrier) note(slot *error, err error) {
+	switch {
+	case errors.Is(err, net.ErrClosed):
+		if c.closeErr == nil {
+			c.closeErr = err
+		}
+	case *slot == nil:
+		*slot = err
+	}
+}
+
+// ioErr is why the carrier failed, if it did: its read error first (a
+// write failing at the same time fails because of it), then its write
+// error, then an error that only says it was closed.
 func (c *carrier) ioErr() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.readErr != nil {
-		return c.readErr
+	for _, err := range []error{c.readErr, c.writeErr, c.closeErr} {
+		if err != nil {
+			return err
+		}
 	}
-	return c.writeErr
+	return nil
 }
 
 // expectGoAway returns a channel closed once a GoAway is written.
