@@ -39,8 +39,10 @@ const (
 // and metric labels: one of the protocol's (see protocol.go: "auth",
 // "tampered", ...) or "timeout", "refused", "reset", "eof", "idle",
 // "shutdown", "unreachable", "dns" or "other"; a handshake the admission
-// table cut is "evicted", "hello_timeout" or "shutdown". It returns "" for
-// nil.
+// table cut is "evicted", "hello_timeout" or "shutdown"; a stream whose
+// carrier ended first is "carrier", a stream its peer reset "reset", and
+// a carrier whose peer broke the multiplexing "mux_protocol". It returns
+// "" for nil.
 func Reason(err error) string {
 	// A cut handshake fails with whatever its closed socket made of it;
 	// the cut is the reason.
