@@ -37,9 +37,9 @@ const closeFlush = 2 * time.Second
 // Config tunes a session. Nothing in it must match the peer's: each side
 // limits only what it accepts. The zero value (or nil) is the defaults.
 type Config struct {
-	// MaxStreams caps the streams the peer may hold open toward this side
-	// at once; a stream opened beyond it is reset at once. 0 means
-	// DefaultMaxStreams. Each stream may buffer up to its window
+	// MaxStreams caps the streams a server accepts open at once; one the
+	// client opens beyond it is reset at once. 0 means DefaultMaxStreams.
+	// (A client accepts no stream: one a server opens is reset.) Each stream may buffer up to its window
 	// unread, so MaxStreams times MaxStreamWindow bounds the memory a peer
 	// can make a session hold.
 	MaxStreams int
@@ -68,9 +68,8 @@ type Session struct {
 	y       *yamux.Session
 	carrier *carrier
 	client  bool
-	msgData int                // data bytes one message holds
-	queue   *sendQueue         // data queued in the library
-	streams chan *yamux.Stream // accepted, for Accept
+	msgData int        // data bytes one message holds
+	queue   *sendQueue // data queued in the library
 
 	closing atomic.Bool   // Close was called
 	done    chan struct{} // closed once the session has ended
@@ -104,7 +103,7 @@ func newSession(conn *spipe.Conn, config *Config, client bool) (*Session, error)
 		conn.Close()
 		return nil, ErrNotMultiplexed
 	}
-	yc, err := yamuxConfig(config, st.MaxPayload)
+	yc, err := yamuxConfig(config, st.MaxPayload, client)
 	if err != nil {
 		conn.Close()
 		return nil, err
@@ -126,8 +125,8 @@ func newSession(conn *spipe.Conn, config *Config, client bool) (*Session, error)
 		return nil, fmt.Errorf("spipe/mux: %w", err)
 	}
 	s := &Session{y: y, carrier: c, client: client, msgData: int(yc.MaxMessageSize) - yamuxHeader, queue: q,
-		streams: make(chan *yamux.Stream), done: make(chan struct{})}
-	go s.acceptLoop()
+		done: make(chan struct{})}
+	go s.watch()
 	return s, nil
 }
 
@@ -137,7 +136,7 @@ var testOnWrite func(client bool) func(p []byte)
 
 // yamuxConfig is the library's configuration for config on a carrier
 // whose frames hold maxPayload bytes.
-func yamuxConfig(config *Config, maxPayload int) (*yamux.Config, error) {
+func yamuxConfig(config *Config, maxPayload int, client bool) (*yamux.Config, error) {
 	if config == nil {
 		config = &Config{}
 	}
@@ -150,6 +149,11 @@ func yamuxConfig(config *Config, maxPayload int) (*yamux.Config, error) {
 		yc.MaxIncomingStreams = uint32(config.MaxStreams)
 	default:
 		yc.MaxIncomingStreams = DefaultMaxStreams
+	}
+	if client {
+		// Only the client opens streams (docs/PROTOCOL.md 7.1): the
+		// library resets any stream a server opens.
+		yc.MaxIncomingStreams = 0
 	}
 	switch {
 	case config.MaxStreamWindow == 0:
@@ -174,28 +178,23 @@ func yamuxConfig(config *Config, maxPayload int) (*yamux.Config, error) {
 	return yc, nil
 }
 
-// acceptLoop takes the streams the peer opens: on a server it hands them
-// to Accept; a client's peer must open none (docs/PROTOCOL.md 7), so a
-// client resets them. When the session ends it records why.
-func (s *Session) acceptLoop() {
+// watch waits for the session to end, then records why and releases
+// writers waiting for the queue.
+func (s *Session) watch() {
+	<-s.y.CloseChan()
+	// Once the session is over the library's Accept returns why, after
+	// any streams still waiting in its backlog, which are reset.
+	var err error
 	for {
-		ys, err := s.y.AcceptStream()
-		if err != nil {
-			s.err = s.cause(err)
-			s.queue.close()
-			close(s.done)
-			return
+		var ys *yamux.Stream
+		if ys, err = s.y.AcceptStream(); err != nil {
+			break
 		}
-		if s.client {
-			ys.Reset()
-			continue
-		}
-		select {
-		case s.streams <- ys:
-		case <-s.y.CloseChan():
-			ys.Reset()
-		}
+		ys.Reset()
 	}
+	s.err = s.cause(err)
+	s.queue.close()
+	close(s.done)
 }
 
 // cause turns the library's reason for ending the session into Err's.
@@ -241,17 +240,17 @@ func (s *Session) Open(ctx context.Context) (net.Conn, error) {
 	return newStream(s, ys), nil
 }
 
-// Accept waits for the next stream the peer opens (a server's session;
-// on a client it waits until the session ends) and returns it as a
-// *Stream. Once the session has ended it returns an error wrapping
-// ErrSessionClosed.
+// Accept waits for the next stream the client opens (a server's session;
+// on a client, whose peer may open none, it waits until the session
+// ends) and returns it as a *Stream. Once the session has ended it
+// returns an error wrapping ErrSessionClosed.
 func (s *Session) Accept() (net.Conn, error) {
-	select {
-	case ys := <-s.streams:
-		return newStream(s, ys), nil
-	case <-s.done:
+	ys, err := s.y.AcceptStream()
+	if err != nil {
+		<-s.done
 		return nil, s.sessionErr(nil)
 	}
+	return newStream(s, ys), nil
 }
 
 // Addr returns the carrier's local address (net.Listener).
