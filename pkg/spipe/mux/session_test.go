@@ -300,6 +300,18 @@ func TestMaxStreams(t *testing.T) {
 	res := wait(t, readAll(extra))
 	assert.ErrorIs(t, res.err, mux.ErrStreamReset, "the third stream is reset")
 	assert.Equal(t, 2, srv.NumStreams())
+
+	require.NoError(t, open[0].Reset())
+	require.Eventually(t, func() bool { return srv.NumStreams() == 1 }, 5*time.Second, 5*time.Millisecond)
+	next, err := cli.Open(context.Background())
+	require.NoError(t, err)
+	_, err = next.Write([]byte("room again"))
+	require.NoError(t, err)
+	s := accept(t, srv)
+	buf := make([]byte, 10)
+	_, err = io.ReadFull(s, buf)
+	require.NoError(t, err, "a stream opened once one ended is accepted")
+	assert.Equal(t, "room again", string(buf))
 }
 
 // TestFlowControlIsPerStream: a stream whose reader stalls blocks only its
