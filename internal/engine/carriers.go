@@ -10,6 +10,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/spipe-dev/spipe/pkg/spipe/mux"
 )
 
 // Defaults of Mux.
@@ -300,14 +302,17 @@ func (p *carrierPool) open(ctx context.Context) (Conn, *Session, error) {
 		if ctx.Err() != nil {
 			return nil, nil, &noCarrierError{last: err, ctx: ctx.Err()}
 		}
-		select {
-		case <-best.c.Done():
-			// It ended under us: its keeper replaces it.
-		default:
-			// It is alive but opens no more streams (its stream numbers
-			// ran out after some 2^31 streams): retire it.
-			best.retire.Do(func() { close(best.retired) })
+		if errors.Is(err, mux.ErrSessionClosed) {
+			// It is ending under us: its keeper replaces it.
+			select {
+			case <-best.c.Done():
+			case <-ctx.Done():
+			}
+			continue
 		}
+		// It lives on but opens no more streams (its stream ids ran out
+		// after some 2^31 streams): retire it.
+		best.retire.Do(func() { close(best.retired) })
 	}
 }
 

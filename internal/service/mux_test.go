@@ -20,27 +20,12 @@ import (
 	"github.com/spipe-dev/spipe/internal/testutil/pipetest"
 )
 
-// muxPair starts a listen and a connect --mux in front of it (through
-// relay if not nil), both tweaked by tweak, and waits for the carrier.
+// muxPair starts a listen and a connect --mux in front of it, both
+// tweaked by tweak, and waits for the carrier.
 func muxPair(t *testing.T, target, key string, tweak func(*service.Options)) (listen, connect *pipetest.Service) {
 	t.Helper()
 	listen = pipetest.Start(t, service.Listen, "127.0.0.1:0", target, key, tweak)
-	connect = startMuxConnect(t, listen.Addr, key, tweak)
-	return listen, connect
-}
-
-// startMuxConnect starts a connect --mux to addr and waits for its first
-// carrier.
-func startMuxConnect(t *testing.T, addr, key string, tweak func(*service.Options)) *pipetest.Service {
-	t.Helper()
-	connect := pipetest.Start(t, service.Connect, "127.0.0.1:0", addr, key, func(o *service.Options) {
-		if tweak != nil {
-			tweak(o)
-		}
-		o.Mux = true
-	})
-	connect.Log.Wait(t, `msg="carrier open"`, nil)
-	return connect
+	return listen, pipetest.MuxConnect(t, listen.Addr, key, tweak)
 }
 
 // TestMuxEcho: connections through connect --mux reach the target and
@@ -228,7 +213,7 @@ func TestMuxCarrierDeath(t *testing.T) {
 	})
 	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", tg.Addr, key, nil)
 	relay := startCutter(t, listen.Addr)
-	connect := startMuxConnect(t, relay.addr(), key, nil)
+	connect := pipetest.MuxConnect(t, relay.addr(), key, nil)
 	var clients []*net.TCPConn
 	for range 3 {
 		c := pipetest.Dial(t, connect.Addr)
@@ -266,7 +251,7 @@ func TestMuxMaxConnsCountsStreams(t *testing.T) {
 	key := pipetest.KeyFile(t)
 	tg := pipetest.EchoTarget(t)
 	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", tg.Addr, key, func(o *service.Options) { o.MaxConns = 1 })
-	connect := startMuxConnect(t, listen.Addr, key, nil)
+	connect := pipetest.MuxConnect(t, listen.Addr, key, nil)
 	first := pipetest.Dial(t, connect.Addr)
 	_, err := first.Write([]byte("1"))
 	require.NoError(t, err)
@@ -288,7 +273,7 @@ func TestMuxIdleTimeout(t *testing.T) {
 	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", tg.Addr, key, func(o *service.Options) {
 		o.IdleTimeout = 400 * time.Millisecond
 	})
-	connect := startMuxConnect(t, listen.Addr, key, nil)
+	connect := pipetest.MuxConnect(t, listen.Addr, key, nil)
 	c := pipetest.Dial(t, connect.Addr)
 	_, err := c.Write([]byte("x"))
 	require.NoError(t, err)

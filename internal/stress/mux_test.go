@@ -7,10 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"runtime"
-	"runtime/debug"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,85 +21,6 @@ import (
 	"github.com/spipe-dev/spipe/pkg/spipe/mux"
 )
 
-// muxConnect starts a connect --mux to addr and waits for its carrier.
-func muxConnect(t *testing.T, addr, key string, tweak func(*service.Options)) *pipetest.Service {
-	t.Helper()
-	c := startSvc(t, service.Connect, "127.0.0.1:0", addr, key, func(o *service.Options) {
-		if tweak != nil {
-			tweak(o)
-		}
-		o.Mux = true
-	})
-	c.Log.Wait(t, `msg="carrier open"`, nil)
-	return c
-}
-
-// TestMuxLoad is TestLoad through the multiplexed mode: every connection
-// a stream of one carrier, all at once, each echoing size bytes both
-// ways, checksummed at the client and at the target; afterwards nothing
-// may be left over. The long form is the issue's 1,000 streams of 1 MiB.
-func TestMuxLoad(t *testing.T) {
-	conns := pick(100, 1000)
-	size := pick(256<<10, 1<<20)
-	key := pipetest.KeyFile(t)
-	tg := startTarget(t, false)
-	limits := func(o *service.Options) { o.MaxConns = conns; o.HandshakeTimeout = 60 * time.Second }
-	listen := startSvc(t, service.Listen, "127.0.0.1:0", tg.addr(), key, limits)
-	connect := muxConnect(t, listen.Addr, key, limits)
-
-	debug.FreeOSMemory()
-	goroutines, fds := runtime.NumGoroutine(), countFDs(t)
-	rssBefore := procStatus(t, "VmRSS")
-	resetPeakRSS()
-
-	results := make([]streamResult, conns)
-	var peak, inFlight atomic.Int64
-	start := time.Now()
-	var wg sync.WaitGroup
-	for i := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			n := inFlight.Add(1)
-			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
-			}
-			results[i] = streamEcho(connect.Addr, uint64(i+1), size, 10*time.Minute)
-			inFlight.Add(-1)
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	peakRSS := procStatus(t, "VmHWM")
-	bad := 0
-	for _, r := range results {
-		if r.err != nil || r.got != r.sent || r.n != int64(size) {
-			bad++
-			if bad <= 5 {
-				t.Errorf("stream %d: %d of %d bytes back, err %v, hash match %v", r.id, r.n, size, r.err, r.got == r.sent)
-			}
-			continue
-		}
-		rec := tg.waitRecord(t, r.id, 30*time.Second)
-		assert.True(t, rec.clean && rec.n == int64(size) && rec.sum == r.sent,
-			"stream %d: the target saw %d bytes, clean %v, hash match %v", r.id, rec.n, rec.clean, rec.sum == r.sent)
-	}
-	require.Zero(t, bad, "%d of %d streams failed", bad, conns)
-	assert.Zero(t, listen.Log.Count("connection failed")+connect.Log.Count("connection failed"))
-	assert.Equal(t, 1, listen.Log.Count(`msg="carrier opened"`), "one carrier carried every stream")
-	t.Logf("%d streams x %d KiB both ways over one carrier in %v (%.0f MB/s of echoed plaintext), %d at once at the peak",
-		conns, size>>10, elapsed.Round(time.Millisecond), float64(2*conns*size)/elapsed.Seconds()/1e6, peak.Load())
-	t.Logf("RSS %d MiB before, peak %d MiB: %.0f KiB per stream (this process holds both spipe ends, the clients and the target)",
-		rssBefore>>10, peakRSS>>10, float64(peakRSS-rssBefore)/float64(conns))
-
-	deadline := time.Now().Add(30 * time.Second)
-	for (runtime.NumGoroutine() > goroutines || countFDs(t) > fds) && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Logf("goroutines %d before, %d after; fds %d before, %d after", goroutines, runtime.NumGoroutine(), fds, countFDs(t))
-	assert.LessOrEqual(t, runtime.NumGoroutine(), goroutines, "goroutines leaked")
-	assert.LessOrEqual(t, countFDs(t), fds, "file descriptors leaked")
-}
-
 // TestMuxFaults puts the fault proxy between connect --mux and listen and
 // lets one fault hit the first carrier while several streams run on it.
 // A fault on a carrier ends the carrier: every stream it carried then is
@@ -117,47 +34,17 @@ func TestMuxFaults(t *testing.T) {
 	key := pipetest.KeyFile(t)
 	tg := startTarget(t, true)
 	listen := startSvc(t, service.Listen, "127.0.0.1:0", tg.addr(), key, nil)
-	cases := []struct {
-		name    string
-		fault   faultproxy.Fault
-		reasons []string // the receiving side's carrier fails with one of these; none: intact
-	}{
-		{"flip payload bit", faultproxy.Fault{Kind: faultproxy.FlipBit, Frame: 6, Bit: 8 * 20}, []string{"tampered"}},
-		{"oversize length", faultproxy.Fault{Kind: faultproxy.FlipBit, Frame: 6, Bit: 7}, []string{"frame_too_large"}},
-		{"drop", faultproxy.Fault{Kind: faultproxy.Drop, Frame: 6}, []string{"tampered"}},
-		{"duplicate", faultproxy.Fault{Kind: faultproxy.Duplicate, Frame: 6}, []string{"tampered"}},
-		{"reorder", faultproxy.Fault{Kind: faultproxy.Reorder, Frame: 6}, []string{"tampered"}},
-		{"truncate", faultproxy.Fault{Kind: faultproxy.Truncate, Frame: 6, Keep: 10}, []string{"truncated"}},
-		{"reset", faultproxy.Fault{Kind: faultproxy.Reset, Frame: 6}, []string{"reset", "truncated"}},
-		{"delay", faultproxy.Fault{Kind: faultproxy.Delay, Frame: 6, Delay: 300 * time.Millisecond}, nil},
-	}
+	cases := faultCases(6)
 	var ids uint64 = 1 << 32
 	for _, tc := range cases {
 		for _, dir := range []faultproxy.Direction{faultproxy.ClientToServer, faultproxy.ServerToClient} {
 			t.Run(fmt.Sprintf("%s %s", tc.name, dir), func(t *testing.T) {
 				f := tc.fault
 				f.Dir = dir
-				proxy, err := faultproxy.Start(listen.Addr, func(n int) []faultproxy.Fault {
-					if n == 0 {
-						return []faultproxy.Fault{f}
-					}
-					return nil
-				})
-				require.NoError(t, err)
-				defer proxy.Close()
-				connect := muxConnect(t, proxy.Addr(), key, nil)
-				defer connect.Stop(t)
 				listenCarrierFailures := listen.Log.Count("carrier failed")
-
-				results := make([]result, streams)
-				var wg sync.WaitGroup
-				for i := range streams {
-					ids++
-					id := ids
-					wg.Add(1)
-					go func() { defer wg.Done(); results[i] = echo(connect.Addr, id, size, true, time.Minute) }()
-				}
-				wg.Wait()
+				results, connect, proxy := echoesThroughFault(t, listen.Addr, 0, f, func(addr string) *pipetest.Service {
+					return pipetest.MuxConnect(t, addr, key, nil)
+				}, streams, size, &ids)
 				require.Len(t, proxy.Applied(), 1, "the fault never fired")
 
 				failed := 0
@@ -233,7 +120,7 @@ func TestMuxHostileKeyHolders(t *testing.T) {
 	key := pipetest.KeyFile(t)
 	tg := startTarget(t, true)
 	listen := startSvc(t, service.Listen, "127.0.0.1:0", tg.addr(), key, nil)
-	connect := muxConnect(t, listen.Addr, key, nil)
+	connect := pipetest.MuxConnect(t, listen.Addr, key, nil)
 	cfg := clientConfig(t, key)
 	cfg.Multiplex = true
 

@@ -225,17 +225,27 @@ func (s *Session) cause(err error) error {
 // no round trip: the stream's open is queued at once and its first data
 // follows right behind it, before the server has answered. ctx bounds
 // the wait when the server has not yet answered many opens (the yamux
-// accept backlog, 256). The net.Conn is a *Stream.
+// accept backlog, 256). The net.Conn is a *Stream. Once the session has
+// ended Open fails with ErrSessionClosed; an error without it means the
+// session lives on but can open no more streams (a client then opens
+// another session).
 func (s *Session) Open(ctx context.Context) (net.Conn, error) {
 	if !s.client {
 		return nil, errOnlyClient
 	}
 	ys, err := s.y.OpenStream(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, err
-		}
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return nil, err
+	case s.y.IsClosed():
+		// The library marks the session closed before it fails anything
+		// because of that.
 		return nil, s.sessionErr(err)
+	default:
+		// The session lives on but opens no more streams: its stream
+		// ids ran out (after some 2^31 streams).
+		return nil, fmt.Errorf("spipe/mux: this session can open no more streams (%v)", err)
 	}
 	return newStream(s, ys), nil
 }
