@@ -45,7 +45,11 @@ func loadTest(t *testing.T, muxed bool) {
 	size := pick(256<<10, 1<<20)
 	key := pipetest.KeyFile(t)
 	tg := startTarget(t, false)
-	maxConns := func(o *service.Options) { o.MaxConns = conns; o.HandshakeTimeout = 60 * time.Second; o.Mux = muxed && o.Mode == service.Connect }
+	maxConns := func(o *service.Options) {
+		o.MaxConns = conns
+		o.HandshakeTimeout = 60 * time.Second
+		o.Mux = muxed && o.Mode == service.Connect
+	}
 	listen := startSvc(t, service.Listen, "127.0.0.1:0", tg.addr(), key, maxConns)
 	connect := startSvc(t, service.Connect, "127.0.0.1:0", listen.Addr, key, maxConns)
 	listen.Log.WaitCount(t, 1, 10*time.Second, "serving")
