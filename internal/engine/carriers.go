@@ -34,6 +34,7 @@ var errNoCarrier = errors.New("no carrier to the listener")
 // listener that is down is not hammered.
 type carrierPool struct {
 	f                *Forwarder
+	quiet            bool // Handle's: its caller reports the one connection's failure
 	n, perCarrier    int
 	backoff, maxWait time.Duration
 	ctx              context.Context
@@ -55,10 +56,11 @@ type pooled struct {
 	retire  sync.Once
 }
 
-// startCarriers starts f's pool (Mux must be set).
-func (f *Forwarder) startCarriers() *carrierPool {
+// startCarriers starts f's pool (Mux must be set). A quiet pool logs
+// only at debug level.
+func (f *Forwarder) startCarriers(quiet bool) *carrierPool {
 	m := f.Mux
-	p := &carrierPool{f: f, n: m.Carriers, perCarrier: m.StreamsPerCarrier, backoff: m.Backoff, maxWait: m.MaxBackoff,
+	p := &carrierPool{f: f, quiet: quiet, n: m.Carriers, perCarrier: m.StreamsPerCarrier, backoff: m.Backoff, maxWait: m.MaxBackoff,
 		changed: make(chan struct{})}
 	if p.n <= 0 {
 		p.n = defaultCarriers
@@ -91,7 +93,6 @@ func (p *carrierPool) close() {
 // keep keeps carrier slot i open until the pool closes.
 func (p *carrierPool) keep(i int) {
 	defer p.wg.Done()
-	f := p.f
 	wait := time.Duration(0)
 	for {
 		if wait > 0 {
@@ -114,8 +115,9 @@ func (p *carrierPool) keep(i int) {
 			wait = min(max(2*wait, p.backoff), p.maxWait)
 			wait = wait/2 + rand.N(wait/2+1) // jitter: carriers of many clients do not retry in step
 			p.failed(err)
-			f.log().Warn("carrier failed to open; retrying", "target", p.target(), "carrier", i,
-				"stage", stageOf(err), "reason", Reason(err), "err", err, "retry_in", wait.Round(time.Millisecond))
+			p.logAt(slog.LevelWarn, "carrier failed to open; retrying", slog.String("target", p.target()), slog.Int("carrier", i),
+				slog.String("stage", stageOf(err)), slog.String("reason", Reason(err)), slog.Any("err", err),
+				slog.Duration("retry_in", wait.Round(time.Millisecond)))
 			continue
 		}
 		wait = 0
@@ -177,7 +179,7 @@ func (p *carrierPool) serve(i int, c Carrier, s *Session) {
 	p.broadcast()
 	p.mu.Unlock()
 	attrs := []slog.Attr{slog.String("target", p.target()), slog.Int("carrier", i)}
-	f.log().LogAttrs(p.ctx, slog.LevelInfo, "carrier open", s.appendAttrs(attrs)...)
+	p.logAt(slog.LevelInfo, "carrier open", s.appendAttrs(attrs)...)
 
 	retired := false
 	select {
@@ -198,7 +200,7 @@ func (p *carrierPool) serve(i int, c Carrier, s *Session) {
 	if retired {
 		// It takes no new streams but carries its open ones to their end
 		// while the keeper opens its successor.
-		f.log().LogAttrs(p.ctx, slog.LevelInfo, "carrier retired: it can open no more streams; opening another", attrs...)
+		p.logAt(slog.LevelInfo, "carrier retired: it can open no more streams; opening another", attrs...)
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
@@ -214,13 +216,23 @@ func (p *carrierPool) serve(i int, c Carrier, s *Session) {
 	switch {
 	case err != nil:
 		obs.TransferError(err)
-		f.log().LogAttrs(p.ctx, slog.LevelWarn, "carrier lost; its streams were reset, opening another",
+		p.logAt(slog.LevelWarn, "carrier lost; its streams were reset, opening another",
 			append(attrs, slog.String("reason", Reason(err)), slog.Any("err", err))...)
 	case p.ctx.Err() == nil:
-		f.log().LogAttrs(p.ctx, slog.LevelInfo, "carrier closed by the listener; opening another", attrs...)
+		p.logAt(slog.LevelInfo, "carrier closed by the listener; opening another", attrs...)
 	default:
-		f.log().LogAttrs(p.ctx, slog.LevelDebug, "carrier closed", attrs...)
+		p.logAt(slog.LevelDebug, "carrier closed", attrs...)
 	}
+}
+
+// logAt logs a carrier's line at level, or at debug level in a quiet
+// pool: a stdio connection's terminal is its user's, and what went wrong
+// reaches the user as the connection's own error.
+func (p *carrierPool) logAt(level slog.Level, msg string, attrs ...slog.Attr) {
+	if p.quiet {
+		level = slog.LevelDebug
+	}
+	p.f.log().LogAttrs(context.Background(), level, msg, attrs...)
 }
 
 func (p *carrierPool) target() string {

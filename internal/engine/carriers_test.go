@@ -90,7 +90,7 @@ func nextCarrier(t *testing.T, opened <-chan *fakeCarrier) *fakeCarrier {
 // successor while it carries its streams to their end.
 func TestCarrierPool(t *testing.T) {
 	f, opened := carrierForwarder(t, &Mux{Carriers: 2, StreamsPerCarrier: 1})
-	p := f.startCarriers()
+	p := f.startCarriers(false)
 	defer p.close()
 	a, b := nextCarrier(t, opened), nextCarrier(t, opened)
 	require.Eventually(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.live) == 2 }, 5*time.Second, time.Millisecond)

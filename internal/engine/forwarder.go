@@ -207,7 +207,7 @@ func (f *Forwarder) Serve(ctx context.Context, ln net.Listener) error {
 	if f.Mux != nil && f.SecureSide == SecureOutbound {
 		// Opened now, so the first connection finds its carrier ready;
 		// closed once every connection has ended.
-		p := f.startCarriers()
+		p := f.startCarriers(false)
 		defer p.close()
 	}
 	acceptErr := f.acceptLoop(ctx, ln, g, func(c net.Conn) {

@@ -30,7 +30,7 @@ const (
 // leaves after the report, not before it.
 func (f *Forwarder) Handle(ctx context.Context, raw net.Conn) error {
 	if f.Mux != nil && f.SecureSide == SecureOutbound {
-		p := f.startCarriers()
+		p := f.startCarriers(true)
 		defer p.close()
 	}
 	return f.forward(ctx, ctx, raw, nil, nil, nil, false)
