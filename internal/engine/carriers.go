@@ -120,8 +120,14 @@ func (p *carrierPool) keep(i int) {
 				slog.Duration("retry_in", wait.Round(time.Millisecond)))
 			continue
 		}
-		wait = 0
-		p.serve(i, c, s)
+		// A carrier that the listener closes at once (it has as many as
+		// it takes) is retried after the same growing pause as one that
+		// failed to open, not in a tight loop.
+		if lived := p.serve(i, c, s); lived >= time.Second {
+			wait = 0
+		} else {
+			wait = min(max(2*wait, p.backoff), p.maxWait)
+		}
 	}
 }
 
@@ -165,8 +171,8 @@ func (p *carrierPool) connect() (Carrier, *Session, error) {
 }
 
 // serve publishes carrier c until it ends or the pool closes, then
-// closes it.
-func (p *carrierPool) serve(i int, c Carrier, s *Session) {
+// closes it. It returns how long the carrier was up.
+func (p *carrierPool) serve(i int, c Carrier, s *Session) time.Duration {
 	f := p.f
 	obs := f.observer()
 	obs.CarrierOpened()
@@ -207,7 +213,7 @@ func (p *carrierPool) serve(i int, c Carrier, s *Session) {
 			p.drain(pc)
 			c.Close()
 		}()
-		return
+		return time.Since(start)
 	}
 	c.Close()
 
@@ -223,6 +229,7 @@ func (p *carrierPool) serve(i int, c Carrier, s *Session) {
 	default:
 		p.logAt(slog.LevelDebug, "carrier closed", attrs...)
 	}
+	return time.Since(start)
 }
 
 // logAt logs a carrier's line at level, or at debug level in a quiet

@@ -96,11 +96,24 @@ func (f *Forwarder) forward(ctx, soft context.Context, raw net.Conn, g *gate, t 
 		// Not a connection to forward but a carrier of them: its streams
 		// are counted as connections, and it as a carrier.
 		obs.ConnClosed()
+		if g != nil {
+			if !g.enterCarrier() {
+				l.carrier.Close()
+				err := errCarrierLimit
+				f.logFailure(ctx, peer, stageAdmission, err, l.session, 0, 0, report)
+				return err
+			}
+			defer g.leaveCarrier()
+		}
 		return f.serveCarrier(ctx, soft, l.carrier, l.session, peer, g, w)
 	}
 	defer obs.ConnClosed()
 	return f.transfer(ctx, &l, peer, start, w, report)
 }
+
+// errCarrierLimit is a carrier closed because as many as MaxPending are
+// open.
+var errCarrierLimit = errors.New("too many multiplexed carriers open (--max-pending)")
 
 // errShutdownOf is err, met because the connection was closed at
 // shutdown.

@@ -338,3 +338,21 @@ func TestMuxShutdownDrains(t *testing.T) {
 	listen.Log.Wait(t, `msg="carrier closed"`, nil)
 	connect.Log.Wait(t, `msg="carrier closed by the listener; opening another"`, nil)
 }
+
+// TestMuxCarrierLimit: a listener keeps at most --max-pending carriers
+// open (a carrier holds no --max-conns place itself), so key holders
+// cannot pile up idle carriers without bound. One beyond it is closed at
+// once, with one warning; its client retries after a growing pause, not
+// in a tight loop, and the carrier already open is not disturbed.
+func TestMuxCarrierLimit(t *testing.T) {
+	key := pipetest.KeyFile(t)
+	tg := pipetest.EchoTarget(t)
+	listen, first := muxPair(t, tg.Addr, key, func(o *service.Options) { o.MaxPending = 1 })
+	second := pipetest.Start(t, service.Connect, "127.0.0.1:0", listen.Addr, key, func(o *service.Options) { o.Mux = true })
+	listen.Log.Wait(t, `level=WARN msg="carrier limit reached; new multiplexed connections are closed" max_carriers=1`, nil)
+	second.Log.Wait(t, `msg="carrier closed by the listener; opening another"`, nil)
+	time.Sleep(500 * time.Millisecond)
+	assert.Less(t, second.Log.Count(`msg="carrier open"`), 6, "the refused client retried in a tight loop:\n%s", second.Log.String())
+	got := pipetest.RoundTrip(t, pipetest.Dial(t, first.Addr), []byte("the first carrier"))
+	assert.Equal(t, "the first carrier", string(got))
+}
