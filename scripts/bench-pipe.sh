@@ -124,6 +124,11 @@ mp=$(port)
 bg spm "$work/spipe" connect --mux -s "127.0.0.1:$mp" -t "127.0.0.1:$spipe_lport" -k "$work/key" "${spipe_flags[@]}"
 METRICS="bulk rtt cps fair" add spipemux "spipe --mux chacha20-poly1305" "$mp" "$pid_target $spipe_lpid $pid_spm"
 metrics[$spipe_default]+=" fair"
+# With two carriers the pool puts the bulk stream and the interactive one
+# on different carriers: the fairness lever --mux-carriers gives.
+mp=$(port)
+bg spm2 "$work/spipe" connect --mux --mux-carriers 2 -s "127.0.0.1:$mp" -t "127.0.0.1:$spipe_lport" -k "$work/key" "${spipe_flags[@]}"
+METRICS="fair" add spipemux2 "spipe --mux --mux-carriers 2" "$mp" "$pid_target $spipe_lpid $pid_spm2"
 # The same two through the delayed link, for the ttfb column.
 delayed spipe "$spipe_lport"
 cp=$(port); bg spcd "$work/spipe" connect -s "127.0.0.1:$cp" -t "127.0.0.1:$dl" -k "$work/key" "${spipe_flags[@]}"
@@ -319,6 +324,8 @@ if [ "$v" != - ]; then
     "fairness: --mux round trip beside a bulk stream" "$v" "$(verdict "$v" "<=" 3)" \
     "$(median spipemux fairload)" "$(median spipemux fairidle)" "$(median "$spipe_default" fair)"
 fi
+v=$(median spipemux2 fair)
+[ "$v" != - ] && printf "%-52s %8sx   (no target: the two streams ride different carriers)\n" "fairness: --mux --mux-carriers 2" "$v"
 echo
 echo "== CPU cost ratios (no targets; they explain the wall-clock ones)"
 cost() { # cost TEXT A_ID B_ID METRIC
