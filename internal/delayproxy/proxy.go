@@ -15,6 +15,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/spipe-dev/spipe/internal/tcprelay"
 )
 
 // maxQueued bounds the bytes one direction of a connection holds in
@@ -23,75 +25,30 @@ import (
 const maxQueued = 8 << 20
 
 // Proxy accepts TCP connections and relays each to its target with the
-// delay.
+// delay. Close stops accepting, resets every relayed connection and waits
+// for the relays to end.
 type Proxy struct {
-	ln     net.Listener
+	*tcprelay.Server
 	target string
 	delay  time.Duration
-
-	mu    sync.Mutex
-	conns map[net.Conn]struct{}
-	wg    sync.WaitGroup
 }
 
 // Start listens on addr and relays every connection to target, each
 // byte arriving delay after it was sent, in both directions.
 func Start(addr, target string, delay time.Duration) (*Proxy, error) {
-	ln, err := net.Listen("tcp", addr)
+	p := &Proxy{target: target, delay: delay}
+	srv, err := tcprelay.Serve(addr, func(srv *tcprelay.Server, _ int, c *net.TCPConn) { p.relay(srv, c, time.Now()) })
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{ln: ln, target: target, delay: delay, conns: map[net.Conn]struct{}{}}
-	p.wg.Add(1)
-	go p.serve()
+	p.Server = srv
 	return p, nil
-}
-
-// Addr is the address clients connect to.
-func (p *Proxy) Addr() string { return p.ln.Addr().String() }
-
-// Close stops accepting, resets every relayed connection and waits for
-// the relays to end.
-func (p *Proxy) Close() error {
-	err := p.ln.Close()
-	p.mu.Lock()
-	for c := range p.conns {
-		reset(c)
-	}
-	p.mu.Unlock()
-	p.wg.Wait()
-	return err
-}
-
-func (p *Proxy) serve() {
-	defer p.wg.Done()
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.wg.Add(1)
-		go p.relay(c.(*net.TCPConn), time.Now())
-	}
-}
-
-func (p *Proxy) track(c net.Conn, on bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if on {
-		p.conns[c] = struct{}{}
-	} else {
-		delete(p.conns, c)
-	}
 }
 
 // relay carries one connection accepted at t0. The server side is dialled
 // when the client's ACK would reach it (t0 + 3 delays), and the client's
 // bytes are held until then too; after that every byte takes one delay.
-func (p *Proxy) relay(client *net.TCPConn, t0 time.Time) {
-	defer p.wg.Done()
-	p.track(client, true)
-	defer p.track(client, false)
+func (p *Proxy) relay(srv *tcprelay.Server, client *net.TCPConn, t0 time.Time) {
 	established := t0.Add(3 * p.delay)
 	toServer := newLine(p.delay, established)
 	go toServer.read(client)
@@ -103,8 +60,7 @@ func (p *Proxy) relay(client *net.TCPConn, t0 time.Time) {
 		return
 	}
 	server := c.(*net.TCPConn)
-	p.track(server, true)
-	defer p.track(server, false)
+	defer srv.Track(server)()
 	toClient := newLine(p.delay, time.Time{})
 	go toClient.read(server)
 
@@ -230,10 +186,4 @@ func (l *line) stop() {
 	l.mu.Unlock()
 }
 
-// reset closes c with a TCP reset.
-func reset(c net.Conn) {
-	if tc, ok := c.(*net.TCPConn); ok {
-		_ = tc.SetLinger(0)
-	}
-	c.Close()
-}
+func reset(c net.Conn) { tcprelay.Reset(c) }
