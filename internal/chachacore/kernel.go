@@ -2,6 +2,8 @@ package chachacore
 
 import "github.com/spipe-dev/spipe/internal/impl"
 
+//go:generate go run -C ../../asmgen ./chacha -out ../internal/chachacore/chacha_amd64.s -stubs ../internal/chachacore/chacha_stubs_amd64.go -pkg chachacore
+
 // XORKeyStreamBlocks XORs len(src)/BlockSize keystream blocks into dst,
 // starting at the block counter in s[12], and leaves s[12] advanced by that
 // many blocks modulo 2^32. It never writes any other word of s: callers with

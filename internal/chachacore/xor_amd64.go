@@ -8,8 +8,6 @@ import (
 	"github.com/spipe-dev/spipe/internal/impl"
 )
 
-//go:generate sh -c "cd ../../asmgen && go run ./chacha -out ../internal/chachacore/chacha_amd64.s -stubs ../internal/chachacore/chacha_stubs_amd64.go -pkg chachacore"
-
 // The kernels' "Requires:" lines in chacha_amd64.s list the extensions each
 // uses; these gates must cover them. x/sys/cpu reports AVX and AVX-512 only
 // when the OS saves the wider registers (XCR0), so no separate OS check.

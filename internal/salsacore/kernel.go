@@ -2,6 +2,8 @@ package salsacore
 
 import "github.com/spipe-dev/spipe/internal/impl"
 
+//go:generate go run -C ../../asmgen ./salsa -out ../internal/salsacore/salsa_amd64.s -stubs ../internal/salsacore/salsa_stubs_amd64.go -pkg salsacore
+
 // XORKeyStreamBlocks XORs len(src)/BlockSize keystream blocks into dst,
 // starting at the block counter in s[8], and leaves s[8] advanced by that
 // many blocks modulo 2^32. It never writes any other word of s: callers with
