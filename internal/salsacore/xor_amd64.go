@@ -17,10 +17,18 @@ const (
 	avx512Kernel
 )
 
-// xorArch runs the tier XORKeyStreamBlocks selected. The kernels trust the
-// lengths, so a caller's broken promise (len(dst) >= len(src)) panics here
-// rather than writing past the end of dst.
-func xorArch(id impl.ID, s *State, rounds int, dst, src []byte) {
+// xorBlocks XORs len(src)/BlockSize key stream blocks into dst with
+// implementation id, one kernel call (the callers bound its length),
+// starting at the block counter and advancing its low word modulo 2^32:
+// the kernels' contract, under which no other word of s changes. The
+// kernels trust the lengths, so a caller's broken promise (len(dst) >=
+// len(src)) panics here rather than writing past the end of dst.
+//
+// It is a switch of direct calls (see package impl): callers such as
+// pkg/aead pass state and scratch blocks on their stack. id comes last so
+// that XORKeyStream passes its own arguments on in the registers they
+// came in.
+func xorBlocks(s *State, rounds int, dst, src []byte, id impl.ID) {
 	if len(dst) < len(src) {
 		panic("salsacore: output smaller than input")
 	}
@@ -31,6 +39,8 @@ func xorArch(id impl.ID, s *State, rounds int, dst, src []byte) {
 		xorAVX2(s, rounds, dst, src)
 	case ssse3Kernel:
 		xorSSSE3(s, rounds, dst, src)
+	case impl.Generic:
+		xorBlocksGeneric(s, rounds, dst, src)
 	default:
 		panic("salsacore: unknown kernel")
 	}
@@ -113,12 +123,16 @@ func plan(n, group, shortMax int) (vertical int) {
 
 // xorSSSE3 is the SSSE3 tier: 4-block vertical groups, the one-block
 // diagonal kernel for a lone remaining block. (Here and below, a kernel
-// takes len(src)/64 blocks, so the slices are cut only behind a vertical
-// part: a short call passes them on as they are.)
+// takes len(src)/64 blocks, so the remainder's slices are cut only if
+// there is one: moving a slice's start costs more than the rest of the
+// Go around a short call.)
 func xorSSSE3(s *State, rounds int, dst, src []byte) {
 	if v := plan(len(src)/BlockSize, 4, 1); v > 0 {
 		pre := firstRound(s)
 		salsaSSSE3x4(s, rounds, dst[:v], src[:v], &pre)
+		if len(src)-v < BlockSize {
+			return
+		}
 		dst, src = dst[v:], src[v:]
 	}
 	if len(src) >= BlockSize {
@@ -132,6 +146,9 @@ func xorAVX2(s *State, rounds int, dst, src []byte) {
 	if v := plan(len(src)/BlockSize, 8, 4); v > 0 {
 		pre := firstRound(s)
 		salsaAVX2x8(s, rounds, dst[:v], src[:v], &pre)
+		if len(src)-v < BlockSize {
+			return
+		}
 		dst, src = dst[v:], src[v:]
 	}
 	switch short := len(src) / BlockSize; {
@@ -162,10 +179,16 @@ func xorAVX512(s *State, rounds int, dst, src []byte) {
 	// (two interleaved groups) two thirds.
 	if done := (n &^ 31) * BlockSize; done > 0 {
 		salsaAVX512x32(s, rounds, dst[:done], src[:done], &pre)
+		if len(src)-done < BlockSize {
+			return
+		}
 		dst, src = dst[done:], src[done:]
 	}
 	if v := plan(len(src)/BlockSize, 16, 8); v > 0 {
 		salsaAVX512x16(s, rounds, dst[:v], src[:v], &pre)
+		if len(src)-v < BlockSize {
+			return
+		}
 		dst, src = dst[v:], src[v:]
 	}
 	switch short := len(src) / BlockSize; {

@@ -62,7 +62,7 @@ func (a *chachaAEAD) init(s *chachacore.State, nonce []byte) {
 func (a *chachaAEAD) startHead(s *chachacore.State, head []byte, msgLen int) {
 	n := roundUpBlocks(chachacore.BlockSize + msgLen)
 	if n <= headSize {
-		chachacore.XORKeyStreamBlocks(s, a.rounds, head[:n], head[:n])
+		chachacore.XORKeyStream(s, a.rounds, head[:n], head[:n])
 		return
 	}
 	ks := head[chachacore.BlockSize:n]
@@ -130,14 +130,14 @@ func (a *chachaAEAD) sealLong(s *chachacore.State, out, plaintext, additionalDat
 	// chunk goes to the MAC with the end of its input (padded last block,
 	// lengths) in one kernel call.
 	// The first call takes up to 16 message blocks beside block 0;
-	// chachaXOR the rest, whose partial last block it joins to the full
-	// blocks before it.
+	// chachacore.XORKeyStream the rest, whose partial last block it joins
+	// to the full blocks before it.
 	tag := (*[TagSize]byte)(out[len(ct):])
 	n := min(len(plaintext), chunkSize)
 	first := min(n&^(blockSize-1), headSize)
 	var key [blockSize]byte
 	chachacore.XORKeyStreamHead(s, a.rounds, &key, ct[:first], plaintext[:first])
-	chachaXOR(s, a.rounds, ct[first:n], plaintext[first:n])
+	chachacore.XORKeyStream(s, a.rounds, ct[first:n], plaintext[first:n])
 	if n == len(ct) {
 		sumAEADLong(tag, (*[32]byte)(key[:32]), additionalData, ct)
 		return
@@ -147,7 +147,7 @@ func (a *chachaAEAD) sealLong(s *chachacore.State, out, plaintext, additionalDat
 	mac.Write(ct[:n])
 	for src, dst := plaintext[n:], ct[n:]; ; {
 		n := min(len(src), chunkSize)
-		chachaXOR(s, a.rounds, dst[:n], src[:n])
+		chachacore.XORKeyStream(s, a.rounds, dst[:n], src[:n])
 		if n == len(src) {
 			mac.SumAEAD(tag, dst, len(additionalData), len(ct))
 			return
@@ -252,7 +252,7 @@ func (a *chachaAEAD) openChunks(s *chachacore.State, out, ct []byte, first int, 
 	if len(ct) <= chunkSize {
 		// One chunk: ct is intact (in place, first is 0), one MAC call.
 		sumAEADLong(&want, (*[32]byte)(key[:32]), additionalData, ct)
-		chachaXOR(s, a.rounds, out[first:], ct[first:])
+		chachacore.XORKeyStream(s, a.rounds, out[first:], ct[first:])
 		return tagsEqual(&want, tag)
 	}
 	mac := newMAC((*[32]byte)(key[:32]))
@@ -269,7 +269,7 @@ func (a *chachaAEAD) openChunks(s *chachacore.State, out, ct []byte, first int, 
 		} else {
 			mac.Write(macked)
 		}
-		chachaXOR(s, a.rounds, dst[first:n], src[first:n])
+		chachacore.XORKeyStream(s, a.rounds, dst[first:n], src[first:n])
 		if last {
 			break
 		}

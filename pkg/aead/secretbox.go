@@ -44,7 +44,7 @@ func (a *secretboxAEAD) init(s *salsacore.State, nonce []byte) {
 // blocks. s is left at the block after them.
 func (a *secretboxAEAD) startHead(s *salsacore.State, head []byte, msgLen int) {
 	n := roundUpBlocks(32 + msgLen)
-	salsacore.XORKeyStreamBlocks(s, a.rounds, head[:n], head[:n])
+	salsacore.XORKeyStream(s, a.rounds, head[:n], head[:n])
 }
 
 // secretboxHeadBytes is how many message bytes' keystream a buffer of that
@@ -112,7 +112,7 @@ func (a *secretboxAEAD) sealLong(s *salsacore.State, tag, ct, plaintext []byte) 
 	// The bytes from the head join the first chunk's Write.
 	for macked, off := 0, first; off < len(ct); {
 		n := min(len(ct)-off, chunkSize)
-		salsaXOR(s, a.rounds, ct[off:off+n], plaintext[off:off+n])
+		salsacore.XORKeyStream(s, a.rounds, ct[off:off+n], plaintext[off:off+n])
 		mac.Write(ct[macked : off+n])
 		macked, off = off+n, off+n
 	}
@@ -198,7 +198,7 @@ func (a *secretboxAEAD) openLong(s *salsacore.State, out, ct []byte, tag *[TagSi
 		if macked == 0 {
 			subtle.XORBytes(out[:first], ct[:first], head[32:])
 		}
-		salsaXOR(s, a.rounds, out[off:off+n], ct[off:off+n])
+		salsacore.XORKeyStream(s, a.rounds, out[off:off+n], ct[off:off+n])
 		macked, off = off+n, off+n
 	}
 	var want [TagSize]byte

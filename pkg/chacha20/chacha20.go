@@ -91,6 +91,7 @@ func (c *Cipher) init(key, nonce []byte, rounds int) error {
 	}
 	var state chachacore.State
 	layout := keystream.Layout{Name: "chacha20", Lo: 12, Hi: -1}
+	kernel := chachacore.XORKeyStream
 	switch len(nonce) {
 	case NonceSizeDJB:
 		if len(key) != KeySize && len(key) != KeySize128 {
@@ -98,6 +99,7 @@ func (c *Cipher) init(key, nonce []byte, rounds int) error {
 		}
 		chachacore.Init(&state, key, nonce)
 		layout.Hi = 13
+		kernel = chachacore.XORKeyStream64
 	case NonceSize:
 		if len(key) != KeySize {
 			return errKeySize
@@ -116,7 +118,7 @@ func (c *Cipher) init(key, nonce []byte, rounds int) error {
 	default:
 		return errNonceSize
 	}
-	c.stream.Init(&state, chachacore.XORKeyStreamBlocks, layout, rounds)
+	c.stream.Init(&state, kernel, layout, rounds)
 	clear(state[:])
 	return nil
 }

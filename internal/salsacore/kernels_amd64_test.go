@@ -3,12 +3,9 @@
 package salsacore
 
 import (
-	"os"
 	"testing"
 
 	"github.com/spipe-dev/spipe/internal/testutil/kerneltest"
-	"github.com/stretchr/testify/assert"
-	"golang.org/x/sys/cpu"
 )
 
 // functions lists the generated kernels, each called the way the
@@ -41,29 +38,13 @@ func TestFunctionsMatchGeneric(t *testing.T) {
 	kerneltest.EveryFunctionMatchesGeneric(t, core, functions())
 }
 
-// bestKernel is what dispatch must pick on this CPU, derived from the CPU
-// features independently of the registration code.
-func bestKernel() string {
-	switch {
-	case cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX && cpu.X86.HasAVX2:
-		return "avx512"
-	case cpu.X86.HasAVX && cpu.X86.HasAVX2:
-		return "avx2"
-	case cpu.X86.HasSSSE3:
-		return "ssse3"
-	}
-	return "generic"
-}
-
-// TestDispatchPicksBestKernel fails if dispatch fell back to a lesser path
-// than the CPU offers. Under qemu (make test-qemu) SPIPE_EXPECT_KERNEL
-// names the path the emulated CPU model must get, which catches a CPU
-// model whose features x/sys/cpu misreads as well as a broken gate.
-func TestDispatchPicksBestKernel(t *testing.T) {
-	assert.Equal(t, bestKernel(), Kernel())
-	if want := os.Getenv("SPIPE_EXPECT_KERNEL"); want != "" {
-		assert.Equal(t, want, Kernel(), "SPIPE_EXPECT_KERNEL")
-	}
-	assert.Equal(t, Kernel(), Kernels()[0])
-	assert.Equal(t, "generic", Kernels()[len(Kernels())-1])
+// TestGatesCoverRequiredFeatures: every kernel uses only extensions its
+// path's gate in xor_amd64.go checks (see
+// kerneltest.GatesCoverRequiredFeatures).
+func TestGatesCoverRequiredFeatures(t *testing.T) {
+	kerneltest.GatesCoverRequiredFeatures(t, "salsa_amd64.s", map[string][]string{
+		"salsaAVX512": {"AVX", "AVX2", "AVX512F", "AVX512VL"},
+		"salsaAVX2":   {"AVX", "AVX2"},
+		"salsaSSSE3":  {"SSE2", "SSSE3"},
+	}, len(functions()))
 }

@@ -1,4 +1,4 @@
-//go:build gc && !purego
+//go:build linux
 
 package salsacore
 
