@@ -108,7 +108,9 @@ func XORKeyStream64(s *State, rounds int, dst, src []byte) {
 func XORKeyStreamHead(s *State, rounds int, head *[BlockSize]byte, dst, src []byte) {
 	checkOutput(dst, src)
 	if n := headArch(kernels.Active(), s, rounds, head, dst, src); n > 0 {
-		XORKeyStream(s, rounds, dst[n:], src[n:])
+		if n < len(src) {
+			XORKeyStream(s, rounds, dst[n:], src[n:])
+		}
 		return
 	}
 	*head = [BlockSize]byte{}
