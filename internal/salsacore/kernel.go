@@ -23,6 +23,9 @@ func XORKeyStream(s *State, rounds int, dst, src []byte) {
 	if len(dst) < len(src) {
 		panic("salsacore: output smaller than input")
 	}
+	if len(src) == 0 {
+		return // no kernel call for an empty rest (an AEAD has them often)
+	}
 	// One kernel call takes the usual case: whole blocks, no more than
 	// one call may take, ending before s[8] wraps.
 	if len(src)%BlockSize == 0 && len(src) <= maxCallBytes && uint64(len(src)/BlockSize) < 1<<32-uint64(s[8]) {
