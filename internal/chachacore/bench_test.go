@@ -2,8 +2,9 @@ package chachacore
 
 import (
 	"fmt"
-	"github.com/spipe-dev/spipe/internal/testutil"
 	"testing"
+
+	"github.com/spipe-dev/spipe/internal/testutil"
 )
 
 // benchSizes are named like pkg/chacha20's benchmark sizes so bench-compare
@@ -16,8 +17,9 @@ var benchSizes = []struct {
 	{"1KiB", 1 << 10}, {"8KiB", 8 << 10}, {"64KiB", 64 << 10},
 }
 
-// BenchmarkKernels measures each path this CPU runs on whole blocks, without
-// the key stream's buffering above it: per kernel, round count and size.
+// BenchmarkKernels measures each path this CPU runs on whole blocks (one
+// XORKeyStream call per iteration, in place), without the key stream's
+// buffering above it: per kernel, round count and size.
 // Select one path with -bench 'Kernels/avx2/'. Besides wall time it
 // reports the thread's CPU time (cpu-ns/op, cpu-MB/s), which a shared,
 // loaded machine disturbs much less.
@@ -39,11 +41,24 @@ func BenchmarkKernels(b *testing.B) {
 					b.ReportAllocs()
 					cpu := testutil.StartCPUTimer(b)
 					for b.Loop() {
-						XORKeyStreamBlocks(&s, rounds, buf[:n], buf[:n])
+						XORKeyStream(&s, rounds, buf[:n], buf[:n])
 					}
 					cpu.Report(n)
 				})
 			}
 		}
+	}
+}
+
+// BenchmarkXORBlocksGeneric measures the generic kernel alone, without the
+// dispatch and buffering above it, for tuning generic.go.
+func BenchmarkXORBlocksGeneric(b *testing.B) {
+	var s State
+	Init(&s, make([]byte, 32), make([]byte, 12))
+	buf := make([]byte, 64<<10)
+	b.SetBytes(int64(len(buf)))
+	b.ReportAllocs()
+	for b.Loop() {
+		xorBlocksGeneric(&s, 20, buf, buf)
 	}
 }

@@ -1,4 +1,4 @@
-package salsacore_test
+package salsa20_test
 
 import (
 	"runtime"

@@ -1,4 +1,4 @@
-package salsacore_test
+package salsa20_test
 
 import (
 	"fmt"
@@ -12,10 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// These tests drive every SIMD kernel through pkg/salsa20, the way users
-// reach it, and hold it to the generic kernel: byte lengths, start offsets,
-// chunkings, aliasing, alignment and the counter carries all pass through
-// the Go layer into the kernels' block counts and counter words.
+// These tests drive every SIMD kernel of internal/salsacore through this
+// package, the way users reach it, and hold it to the generic kernel: byte
+// lengths, start offsets, chunkings, aliasing, alignment and the counter
+// carries all pass through the key stream's buffering and the core's
+// splitting into the kernels' block counts and counter words.
 
 // simdKernels lists the kernels under test: every supported one but the
 // generic reference.
@@ -148,8 +149,8 @@ func TestKernelsChunkedInPlace(t *testing.T) {
 }
 
 // TestKernelsCounterCarries runs across the wrap of the low counter word at
-// 2^32 (the Go layer splits the kernel call and carries into word 9) and up
-// to the very last block before 2^64, for every kernel.
+// 2^32 (the core splits the kernel call and carries into word 9) and up to
+// the very last block before 2^64, for every kernel.
 func TestKernelsCounterCarries(t *testing.T) {
 	r := testutil.Rand(t)
 	key, nonce := testutil.Bytes(r, 32), testutil.Bytes(r, 8)
