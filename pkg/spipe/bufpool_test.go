@@ -62,7 +62,7 @@ func TestShortConnectionsReuseFrameBuffers(t *testing.T) {
 	}
 	runtime.ReadMemStats(&after)
 	perConn := (after.TotalAlloc - before.TotalAlloc) / n
-	buffers := uint64(readBufs.size+writeBufs.size) * 2
+	buffers := uint64(readBufSize(DefaultMaxPayload)+writeBufSize(DefaultMaxPayload)) * 2
 	t.Logf("%d bytes allocated per connection; its frame buffers are %d", perConn, buffers)
 	// Not zero: under the race detector sync.Pool drops a quarter of what
 	// it is given, on purpose. Without reuse each connection allocates all

@@ -13,9 +13,15 @@ import (
 // of bytes sent and the first error, r's or its own, as Write does; r's
 // io.EOF ends it without error (and without CloseWrite).
 //
-// The frame buffer is ReadFrom's own, so while r blocks nothing is locked:
-// Write, SendKeepalive, CloseWrite and Close work from other goroutines,
-// their frames and ReadFrom's taking their turns.
+// Reads go into a small-tier frame (see tiers) until one fills it: the
+// source has more queued, and the next reads go into frames as large as
+// the limit allows, until one returns less than it asked for. So a bulk
+// source is sealed in large frames, and an interactive one in frames of
+// exactly what each read returned, sent at once.
+//
+// The frame buffers are ReadFrom's own, so while r blocks nothing is
+// locked: Write, SendKeepalive, CloseWrite and Close work from other
+// goroutines, their frames and ReadFrom's taking their turns.
 func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
 	if err := c.handshakeOnce(); err != nil {
 		return 0, err
@@ -26,14 +32,21 @@ func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
 		out.mu.Unlock()
 		return 0, err
 	}
-	limit, maxData, off := out.limit, out.maxData, out.fc.DataOffset()
+	smallSize, bigSize, bigTier, off := out.smallSize, out.bigSize, out.bigTier(), out.fc.DataOffset()
 	out.mu.Unlock()
 
-	buf := writeBufs.get(limit + frame.Overhead)
-	defer writeBufs.put(buf)
-	area := buf[off : off+maxData]
+	small := getBuf(smallSize)
+	defer putBuf(small)
+	var big *[]byte
+	defer func() {
+		if big != nil {
+			putBuf(big)
+		}
+	}()
+	buf := *small
 	var n int64
 	for {
+		area := buf[off : off+out.dataCap(len(buf))]
 		m, rerr := r.Read(area)
 		if m > 0 {
 			if err := c.sendStaged(buf, area[:m]); err != nil {
@@ -46,6 +59,15 @@ func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
 		}
 		if rerr != nil {
 			return n, rerr
+		}
+		switch {
+		case m == len(area) && big == nil && bigTier:
+			big = getBuf(bigSize)
+			buf = *big
+		case m < len(area) && big != nil:
+			// The source is drained for now: wait on the small tier.
+			putBuf(big)
+			big, buf = nil, *small
 		}
 	}
 }
