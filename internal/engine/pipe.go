@@ -13,8 +13,9 @@ import (
 	"github.com/spipe-dev/spipe/pkg/spipe"
 )
 
-// bufSize matches the protocol's default maximum frame payload, so one
-// read from the plaintext side becomes one frame.
+// bufSize is the buffer of a copy between two plaintext connections (the
+// benchmarks' relay pair, spipe's engine with encryption off). Copies into
+// and out of a spipe connection go through its frame buffers instead.
 const bufSize = 64 << 10
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, bufSize); return &b }}
@@ -87,6 +88,9 @@ func (f *Forwarder) copyHalf(dst, src Conn, toTarget bool, idle *idleWatch) (int
 	obs := f.observer()
 	if sc, ok := dst.(*spipe.Conn); ok {
 		return copyIntoFrames(sc, src, toTarget, idle, obs, srcSide, dstSide)
+	}
+	if sc, ok := src.(*spipe.Conn); ok {
+		return copyFromFrames(dst, sc, toTarget, idle, obs, srcSide, dstSide)
 	}
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
@@ -163,6 +167,53 @@ func (w *watchedReader) Read(p []byte) (int, error) {
 		w.pending = n
 	}
 	if err != nil && err != io.EOF {
+		w.err = err
+	}
+	return n, err
+}
+
+// copyFromFrames is copyHalf from a spipe connection: its WriteTo opens
+// each frame in place and writes its data to dst straight from the frame,
+// so the plaintext passes through no buffer of ours, and a frame larger
+// than one (the tool's large frames, see pkg/spipe's tiers) is still one
+// write. dst is wrapped to keep what copyHalf does per chunk (idle clock,
+// byte count) and to tell dst's errors from the connection's.
+func copyFromFrames(dst Conn, src *spipe.Conn, toTarget bool, idle *idleWatch, obs Observer, srcSide, dstSide string) (int64, error) {
+	w := &watchedWriter{w: dst, idle: idle, obs: obs, toTarget: toTarget}
+	n, err := src.WriteTo(w)
+	switch {
+	case w.err != nil:
+		return n, &TransferError{Side: dstSide, Op: "write", Err: w.err}
+	case err != nil:
+		return n, &TransferError{Side: srcSide, Op: "read", Err: err}
+	}
+	if err := dst.CloseWrite(); err != nil {
+		return n, &TransferError{Side: dstSide, Op: "close-write", Err: err}
+	}
+	return n, nil
+}
+
+// watchedWriter is the destination of a WriteTo: each write is activity
+// and forwarded bytes.
+type watchedWriter struct {
+	w        Conn
+	idle     *idleWatch
+	obs      Observer
+	toTarget bool
+	err      error // the destination's own error
+}
+
+func (w *watchedWriter) Write(p []byte) (int, error) {
+	w.idle.touch()
+	n, err := w.w.Write(p)
+	if n > 0 {
+		w.idle.touch()
+		w.obs.Bytes(w.toTarget, n)
+	}
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
 		w.err = err
 	}
 	return n, err
