@@ -1,6 +1,9 @@
 package spipe
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // Frame buffers are pooled by length: a connection takes them on first use
 // and gives them back once its direction has ended, or, for the big tier
@@ -10,20 +13,51 @@ import "sync"
 // more CPU than the handshake, and a bulk stream that pauses gives its big
 // buffers back. The lengths come only from this side's own Config (its
 // MaxPayload and padding), never from what a peer announces, so a process
-// has as many pools as it has distinct settings. A pooled buffer may hold
-// another connection's bytes; nothing beyond what a connection itself
-// read or sealed into it is ever used.
+// has as many pools as it has distinct settings, a handful. A pooled
+// buffer may hold another connection's bytes; nothing beyond what a
+// connection itself read or sealed into it is ever used.
 //
-// A buffer travels as the pointer the pool holds, so taking one and
-// giving it back allocates nothing.
-var bufPools sync.Map // int (buffer length) -> *sync.Pool of *[]byte
+// Taking a buffer and giving it back allocate nothing: a buffer travels as
+// the pointer the pool holds, and the pools are found by a scan of a list
+// that is copied only when a new length appears (a map keyed by the
+// length would box the key on every lookup).
+type sizedPool struct {
+	size int
+	pool sync.Pool // of *[]byte
+}
+
+var (
+	poolsMu sync.Mutex                   // serializes adding a pool
+	pools   atomic.Pointer[[]*sizedPool] // never modified once stored
+)
 
 func poolOf(size int) *sync.Pool {
-	if p, ok := bufPools.Load(size); ok {
-		return p.(*sync.Pool)
+	if p := findPool(size); p != nil {
+		return p
 	}
-	p, _ := bufPools.LoadOrStore(size, new(sync.Pool))
-	return p.(*sync.Pool)
+	poolsMu.Lock()
+	defer poolsMu.Unlock()
+	if p := findPool(size); p != nil {
+		return p
+	}
+	var list []*sizedPool
+	if l := pools.Load(); l != nil {
+		list = *l
+	}
+	list = append(list[:len(list):len(list)], &sizedPool{size: size})
+	pools.Store(&list)
+	return &list[len(list)-1].pool
+}
+
+func findPool(size int) *sync.Pool {
+	if l := pools.Load(); l != nil {
+		for _, p := range *l {
+			if p.size == size {
+				return &p.pool
+			}
+		}
+	}
+	return nil
 }
 
 // getBuf returns a buffer of length size.
