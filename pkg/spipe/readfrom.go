@@ -13,11 +13,13 @@ import (
 // of bytes sent and the first error, r's or its own, as Write does; r's
 // io.EOF ends it without error (and without CloseWrite).
 //
-// Reads go into a small-tier frame (see tiers) until one fills it: the
-// source has more queued, and the next reads go into frames as large as
-// the limit allows, until one returns less than it asked for. So a bulk
+// Reads go into a small-tier frame (see tiers) until two in a row fill it:
+// the source has more queued, and the next reads go into frames as large
+// as the limit allows, until one returns less than it asked for. So a bulk
 // source is sealed in large frames, and an interactive one in frames of
-// exactly what each read returned, sent at once.
+// exactly what each read returned, sent at once. (One full read is not
+// enough: a 64 KiB message fills a small frame, with one byte left for the
+// next read.)
 //
 // The frame buffers are ReadFrom's own, so while r blocks nothing is
 // locked: Write, SendKeepalive, CloseWrite and Close work from other
@@ -45,6 +47,7 @@ func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
 	}()
 	buf := *small
 	var n int64
+	fulls := 0 // consecutive reads that filled a small frame
 	for {
 		area := buf[off : off+out.dataCap(len(buf))]
 		m, rerr := r.Read(area)
@@ -61,13 +64,17 @@ func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
 			return n, rerr
 		}
 		switch {
-		case m == len(area) && big == nil && bigTier:
-			big = getBuf(bigSize)
-			buf = *big
-		case m < len(area) && big != nil:
+		case big != nil && m < len(area):
 			// The source is drained for now: wait on the small tier.
 			putBuf(big)
 			big, buf = nil, *small
+		case big == nil && m == len(area):
+			if fulls++; fulls >= 2 && bigTier {
+				big = getBuf(bigSize)
+				buf, fulls = *big, 0
+			}
+		case big == nil:
+			fulls = 0
 		}
 	}
 }

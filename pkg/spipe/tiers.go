@@ -9,9 +9,9 @@ import "github.com/spipe-dev/spipe/pkg/spipe/frame"
 // traffic ever uses.
 //
 // The big tier holds this side's largest frame (Config.MaxPayload, when
-// that is larger). A sender takes it once a read from its source has
-// filled a whole small frame, which means more was queued; a receiver
-// takes it for a frame the small buffer cannot hold. Both give it back as
+// that is larger). A sender takes it once two reads in a row from its
+// source have filled a whole small frame, which means more is queued; a
+// receiver takes it for a frame the small buffer cannot hold. Both give it back as
 // soon as their stream looks paused: a read that returned less than it
 // asked for emptied the socket. So a connection that waits for data holds
 // only its small buffers, and a bulk transfer runs on large frames, which

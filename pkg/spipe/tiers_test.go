@@ -42,9 +42,10 @@ func (s *scriptedReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// TestReadFromTiers: ReadFrom reads into a small frame until a read fills
-// one, then into frames as large as the peer allows until a read returns
-// less than it asked for; every read becomes one frame at once.
+// TestReadFromTiers: ReadFrom reads into a small frame until two reads in
+// a row fill one, then into frames as large as the peer allows until a
+// read returns less than it asked for; every read becomes one frame at
+// once.
 func TestReadFromTiers(t *testing.T) {
 	k := newTestKey(t)
 	small, big := DefaultMaxPayload-1, MaxPayloadLimit-1 // data per frame
@@ -56,8 +57,8 @@ func TestReadFromTiers(t *testing.T) {
 		{
 			name:           "both sides large",
 			peerMaxPayload: MaxPayloadLimit,
-			script:         []int{100, -1, -1, -1, 1000, 5, -1, 7},
-			asked:          []int{small, small, big, big, big, small, small, big, small},
+			script:         []int{100, -1, -1, -1, 1000, 5, -1, 7, -1, -1, -1, 9},
+			asked:          []int{small, small, small, big, big, small, small, small, small, small, big, big, small},
 		},
 		{
 			name:           "peer at the default",
