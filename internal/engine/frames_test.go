@@ -40,9 +40,9 @@ func (r *recorder) TransferError(err error) {
 	r.failures = append(r.failures, err)
 }
 
-// spipeSink is a spipe server that reads a whole stream and answers with
-// its SHA-256; it returns its address.
-func spipeSink(t *testing.T, cfg *spipe.Config) string {
+// spipeServer runs serve on every connection a spipe server accepts until
+// the test ends, and closes it afterwards; it returns its address.
+func spipeServer(t *testing.T, cfg *spipe.Config, serve func(*spipe.Conn)) string {
 	ln := listenTCP(t)
 	go func() {
 		for {
@@ -53,17 +53,52 @@ func spipeSink(t *testing.T, cfg *spipe.Config) string {
 			go func() {
 				sc := spipe.Server(c, cfg)
 				defer sc.Close()
-				h := sha256.New()
-				if _, err := io.Copy(h, sc); err != nil {
-					return
-				}
-				sc.Write(h.Sum(nil))
-				sc.CloseWrite()
+				serve(sc)
 			}()
 		}
 	}()
 	t.Cleanup(func() { ln.Close() })
 	return ln.Addr().String()
+}
+
+// spipeSink is a spipe server that reads a whole stream and answers with
+// its SHA-256; it returns its address.
+func spipeSink(t *testing.T, cfg *spipe.Config) string {
+	return spipeServer(t, cfg, func(sc *spipe.Conn) {
+		h := sha256.New()
+		if _, err := io.Copy(h, sc); err != nil {
+			return
+		}
+		sc.Write(h.Sum(nil))
+		sc.CloseWrite()
+	})
+}
+
+// spipeSource is a spipe server that sends n bytes, then its close-write;
+// it returns its address.
+func spipeSource(t *testing.T, cfg *spipe.Config, n int) string {
+	return spipeServer(t, cfg, func(sc *spipe.Conn) {
+		if _, err := sc.Write(make([]byte, n)); err != nil {
+			return
+		}
+		sc.CloseWrite()
+	})
+}
+
+// firstFailure waits for obs's first transfer failure, which must be a
+// TransferError, and returns it.
+func firstFailure(t *testing.T, obs *recorder) *TransferError {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		obs.mu.Lock()
+		defer obs.mu.Unlock()
+		return len(obs.failures) > 0
+	}, 10*time.Second, 10*time.Millisecond)
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	var te *TransferError
+	require.True(t, errors.As(obs.failures[0], &te), "%v", obs.failures[0])
+	return te
 }
 
 // connectSide is a forwarder shaped like "spipe connect": plaintext in,
@@ -135,39 +170,9 @@ func TestCopyIntoFramesNamesTheFailingSide(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // let the forwarder connect and start copying
 	require.NoError(t, c.(*net.TCPConn).SetLinger(0))
 	require.NoError(t, c.Close())
-	require.Eventually(t, func() bool {
-		obs.mu.Lock()
-		defer obs.mu.Unlock()
-		return len(obs.failures) > 0
-	}, 10*time.Second, 10*time.Millisecond)
-	var te *TransferError
-	require.True(t, errors.As(obs.failures[0], &te), "%v", obs.failures[0])
+	te := firstFailure(t, obs)
 	assert.Equal(t, "client", te.Side)
 	assert.Equal(t, "read", te.Op)
-}
-
-// spipeSource is a spipe server that sends n bytes, then its close-write;
-// it returns its address.
-func spipeSource(t *testing.T, cfg *spipe.Config, n int) string {
-	ln := listenTCP(t)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				sc := spipe.Server(c, cfg)
-				defer sc.Close()
-				if _, err := sc.Write(make([]byte, n)); err != nil {
-					return
-				}
-				sc.CloseWrite()
-			}()
-		}
-	}()
-	t.Cleanup(func() { ln.Close() })
-	return ln.Addr().String()
 }
 
 // TestCopyFromFrames: the spipe side's frames reach the plaintext side
@@ -208,13 +213,7 @@ func TestCopyFromFramesNamesTheFailingSide(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, c.(*net.TCPConn).SetLinger(0))
 	require.NoError(t, c.Close())
-	require.Eventually(t, func() bool {
-		obs.mu.Lock()
-		defer obs.mu.Unlock()
-		return len(obs.failures) > 0
-	}, 10*time.Second, 10*time.Millisecond)
-	var te *TransferError
-	require.True(t, errors.As(obs.failures[0], &te), "%v", obs.failures[0])
+	te := firstFailure(t, obs)
 	assert.Equal(t, "client", te.Side)
 	assert.Equal(t, "write", te.Op)
 }

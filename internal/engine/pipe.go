@@ -109,15 +109,28 @@ func (f *Forwarder) copyHalf(dst, src Conn, toTarget bool, idle *idleWatch) (int
 			idle.touch()
 		}
 		if rerr == io.EOF {
-			if err := dst.CloseWrite(); err != nil {
-				return n, &TransferError{Side: dstSide, Op: "close-write", Err: err}
-			}
-			return n, nil
+			return endCopy(dst, n, nil, nil, srcSide, dstSide)
 		}
 		if rerr != nil {
 			return n, &TransferError{Side: srcSide, Op: "read", Err: rerr}
 		}
 	}
+}
+
+// endCopy ends a copy of n bytes into dst: with the source's error (srcErr)
+// or the destination's (dstErr) as a TransferError naming its side, or, if
+// both are nil (the source ended), by half-closing dst.
+func endCopy(dst Conn, n int64, srcErr, dstErr error, srcSide, dstSide string) (int64, error) {
+	switch {
+	case srcErr != nil:
+		return n, &TransferError{Side: srcSide, Op: "read", Err: srcErr}
+	case dstErr != nil:
+		return n, &TransferError{Side: dstSide, Op: "write", Err: dstErr}
+	}
+	if err := dst.CloseWrite(); err != nil {
+		return n, &TransferError{Side: dstSide, Op: "close-write", Err: err}
+	}
+	return n, nil
 }
 
 // copyIntoFrames is copyHalf toward a spipe connection: its ReadFrom reads
@@ -129,16 +142,10 @@ func copyIntoFrames(dst *spipe.Conn, src Conn, toTarget bool, idle *idleWatch, o
 	r := &watchedReader{r: src, idle: idle, obs: obs, toTarget: toTarget}
 	n, err := dst.ReadFrom(r)
 	obs.Bytes(toTarget, int(n-r.counted))
-	switch {
-	case r.err != nil:
-		return n, &TransferError{Side: srcSide, Op: "read", Err: r.err}
-	case err != nil:
-		return n, &TransferError{Side: dstSide, Op: "write", Err: err}
+	if r.err != nil {
+		err = nil // ReadFrom's error is src's own
 	}
-	if err := dst.CloseWrite(); err != nil {
-		return n, &TransferError{Side: dstSide, Op: "close-write", Err: err}
-	}
-	return n, nil
+	return endCopy(dst, n, r.err, err, srcSide, dstSide)
 }
 
 // watchedReader is the source of a ReadFrom. ReadFrom asks for more only
@@ -181,16 +188,10 @@ func (w *watchedReader) Read(p []byte) (int, error) {
 func copyFromFrames(dst Conn, src *spipe.Conn, toTarget bool, idle *idleWatch, obs Observer, srcSide, dstSide string) (int64, error) {
 	w := &watchedWriter{w: dst, idle: idle, obs: obs, toTarget: toTarget}
 	n, err := src.WriteTo(w)
-	switch {
-	case w.err != nil:
-		return n, &TransferError{Side: dstSide, Op: "write", Err: w.err}
-	case err != nil:
-		return n, &TransferError{Side: srcSide, Op: "read", Err: err}
+	if w.err != nil {
+		err = nil // WriteTo's error is dst's own
 	}
-	if err := dst.CloseWrite(); err != nil {
-		return n, &TransferError{Side: dstSide, Op: "close-write", Err: err}
-	}
-	return n, nil
+	return endCopy(dst, n, err, w.err, srcSide, dstSide)
 }
 
 // watchedWriter is the destination of a WriteTo: each write is activity
