@@ -7,14 +7,19 @@
 # echo, close; CPS_P at a time). Before each measurement it waits (up to
 # QUIET_TIMEOUT s) for the machine to be less than QUIET_BUSY % busy, and
 # it repeats everything REPS times, round-robin over the systems, printing
-# medians and the ratios the hardening issue sets as targets. Beside each
-# bulk and connections/s figure it records the CPU time the system's own
-# processes used (not the shared target's or the load generator's), per
-# byte and per connection: on a 2-vCPU machine where every process of the
-# chain competes for the same cores, that is what bounds the wall-clock
-# ratios, and it varies far less with background load. Variants that
-# differ only in their handshake (spipe --no-pfs, spiped -f) are measured
-# for connections/s only: bulk and round trips run the same code.
+# medians and the ratios the hardening issue and issue 18 set as targets.
+# Beside each bulk and connections/s figure it records the CPU time the
+# system's own processes used (not the shared target's or the load
+# generator's), per GiB and per connection: on a 2-vCPU machine where
+# every process of the chain competes for the same cores, that is what
+# bounds the wall-clock ratios, and it varies far less with background
+# load. Variants that differ only in their handshake (spipe --no-pfs,
+# spiped -f) are measured for connections/s only: bulk and round trips run
+# the same code. Last, one more bulk run of PROFILE_SIZE bytes through each
+# spipe pair runs under `perf record -e cpu-clock` (PROFILE=0 skips it), and
+# the table gives the share of each spipe process's CPU spent in the AEAD
+# (the ChaCha, Salsa20 and Poly1305 kernels and pkg/aead); perf's own cost
+# stays out of the measured runs.
 #
 # The multiplexed mode (spipe connect --mux, issue 17) is measured beside
 # them on loopback, and two more columns compare new connections and
@@ -26,8 +31,8 @@
 # stream of the same carrier) pushes bulk data at full speed (loaded p50
 # over idle p50, FAIR_N round trips each, not pinned).
 #
-# Needs spiped (Debian: spiped), sshd and ssh (openssh-server), taskset.
-# Not part of `make test`.
+# Needs spiped (Debian: spiped), sshd and ssh (openssh-server), taskset;
+# perf (Debian: linux-perf) for the AEAD shares. Not part of `make test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -43,6 +48,8 @@ FAIR_N=${FAIR_N:-2000}
 QUIET_BUSY=${QUIET_BUSY:-30}
 QUIET_TIMEOUT=${QUIET_TIMEOUT:-15}
 SUITES=${SUITES:-chacha20-poly1305 xsalsa20-poly1305 chacha12-poly1305 chacha8-poly1305 xsalsa12-poly1305}
+PROFILE=${PROFILE:-1}
+PROFILE_SIZE=${PROFILE_SIZE:-1073741824}
 SSHD=${SSHD:-$(command -v sshd || echo /usr/sbin/sshd)}
 PIN_CPU=${PIN_CPU:-0}
 ALL_CPUS=$(taskset -pc $$ | sed 's/.*: //')
@@ -77,7 +84,7 @@ tport=$(port)
 bg target "$bp" target -l "127.0.0.1:$tport"
 "$bp" wait -c "127.0.0.1:$tport"
 
-declare -A entry procs own label metrics
+declare -A entry procs own label metrics spipe_pids
 systems=()
 add() { # add ID LABEL ENTRYPORT PIDS...; METRICS (env) narrows what is measured
   local id=$1 lbl=$2 p=$3; shift 3
@@ -114,6 +121,7 @@ for suite in $SUITES; do
     bg "spc$n" "$work/spipe" connect -s "127.0.0.1:$cp" -t "127.0.0.1:$lp" -k "$work/key" "${flags[@]}"
     m="bulk rtt cps"; [ $pfs = off ] && m=cps
     eval "METRICS=\"$m\" add spipe$n \"spipe $suite pfs=$pfs\" $cp \"\$pid_target \$pid_spl$n \$pid_spc$n\""
+    eval "spipe_pids[spipe$n]=\"\$pid_spc$n \$pid_spl$n\""
     [ "$suite" = chacha20-poly1305 ] && [ $pfs = on ] && { spipe_default=spipe$n; spipe_lport=$lp; spipe_flags=("${flags[@]}"); eval "spipe_lpid=\$pid_spl$n"; }
     [ "$suite" = chacha20-poly1305 ] && [ $pfs = off ] && spipe_nopfs=spipe$n
   done
@@ -123,6 +131,7 @@ done
 mp=$(port)
 bg spm "$work/spipe" connect --mux -s "127.0.0.1:$mp" -t "127.0.0.1:$spipe_lport" -k "$work/key" "${spipe_flags[@]}"
 METRICS="bulk rtt cps fair" add spipemux "spipe --mux chacha20-poly1305" "$mp" "$pid_target $spipe_lpid $pid_spm"
+spipe_pids[spipemux]="$pid_spm $spipe_lpid"
 metrics[$spipe_default]+=" fair"
 # With two carriers the pool puts the bulk stream and the interactive one
 # on different carriers: the fairness lever --mux-carriers gives.
@@ -232,7 +241,7 @@ run() { # run ID METRIC
   case $metric in
   bulk)
     out=$("$bp" bulk -c "${entry[$id]}" -n "$SIZE") || { echo "  ${label[$id]} bulk failed" >&2; return; }
-    [ -n "${own[$id]}" ] && record_cpu "$id" cpub $(($(cpu_ticks "$id") - t0)) "$SIZE" 1e9
+    [ -n "${own[$id]}" ] && record_cpu "$id" cpub $(($(cpu_ticks "$id") - t0)) "$SIZE" 1073741824
     record "$id" bulk "$(echo "$out" | value mbps)" ;;
   rtt)
     pin "$PIN_CPU" ${procs[$id]}
@@ -264,21 +273,71 @@ for rep in $(seq 1 "$REPS"); do
   done
 done
 
-# --- the table
 median() { # median ID METRIC
   awk -v id="$1" -v m="$2" '$1 == id && $2 == m { print $3 }' "$work/results" | sort -g |
     awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
+
+# --- where a spipe pair's CPU goes: one more bulk run under perf
+# aead_share PERFDATA: the percentage of the samples in the AEAD's code,
+# and the number of samples.
+aead_share() {
+  perf report -i "$1" --no-children --sort sym --stdio -g none 2>/dev/null | awk '
+    /^# Samples:/ { samples = $3 }
+    /%/ && $3 ~ /spipe\/(internal\/(chachacore|salsacore|poly1305)|pkg\/aead)\./ { sub("%", "", $1); share += $1 }
+    END { printf "%.1f %s", share, samples }'
+}
+# profile ID: records the share of each of the pair's processes
+# (connect, then listen) as metrics aead_c and aead_l.
+profile() {
+  local id=$1 p i=0 perfpids=() m
+  for p in ${spipe_pids[$id]}; do
+    i=$((i + 1))
+    perf record -q -e cpu-clock -F 999 -o "$work/perf.$id.$i" -p "$p" >/dev/null 2>&1 &
+    perfpids+=($!)
+  done
+  sleep 0.5
+  "$bp" bulk -c "${entry[$id]}" -n "$PROFILE_SIZE" >/dev/null || echo "  ${label[$id]} profiled bulk failed" >&2
+  kill -INT "${perfpids[@]}" 2>/dev/null; wait "${perfpids[@]}" 2>/dev/null || true
+  i=0
+  for m in aead_c aead_l; do
+    i=$((i + 1))
+    [ -s "$work/perf.$id.$i" ] && record "$id" "$m" "$(aead_share "$work/perf.$id.$i" | cut -d' ' -f1)"
+  done
+  echo "  ${label[$id]} profiled: AEAD share connect $(median "$id" aead_c)% listen $(median "$id" aead_l)%"
+}
+if [ "$PROFILE" = 1 ]; then
+  if command -v perf >/dev/null && perf record -q -e cpu-clock -o "$work/perf.check" -- true >/dev/null 2>&1; then
+    echo "== profiling one bulk run of $PROFILE_SIZE B per spipe pair (perf record -e cpu-clock)"
+    for id in "${systems[@]}"; do
+      if [ -n "${spipe_pids[$id]:-}" ] && [[ " ${metrics[$id]} " == *" bulk "* ]]; then quiet; profile "$id"; fi
+    done
+  else
+    echo "== no AEAD shares: perf is missing or may not profile here (Debian: linux-perf; kernel.perf_event_paranoid)"
+  fi
+fi
+
+# --- the table
 echo
 echo "== medians of $REPS (bulk MB/s; round trip µs, pinned to one CPU; connections/s)"
-printf "%-36s %10s %10s %10s %10s %10s %10s %10s %8s\n" system "bulk MB/s" "rtt p50" "rtt p99" "conn/s" "CPU ns/B" "CPU us/c" "ttfb ms" "fair x"
+printf "%-36s %10s %10s %10s %10s %10s %10s %10s %8s\n" system "bulk MB/s" "rtt p50" "rtt p99" "conn/s" "CPU s/GiB" "CPU us/c" "ttfb ms" "fair x"
 for id in "${systems[@]}"; do
   printf "%-36s %10s %10s %10s %10s %10s %10s %10s %8s\n" "${label[$id]}" "$(median "$id" bulk)" "$(median "$id" p50)" \
     "$(median "$id" p99)" "$(median "$id" cps)" "$(median "$id" cpub)" "$(median "$id" cpuc)" "$(median "$id" ttfb)" "$(median "$id" fair)"
 done
-echo "(CPU ns/B and us/c: CPU time of the system's own processes per byte of bulk and per connection, target and load generator excluded)"
+echo "(CPU s/GiB and us/c: CPU time of the system's own processes per GiB of bulk and per connection, target and load generator excluded)"
 echo "(ttfb ms: a new connection's connect to its first echoed byte through a link of $((2 * DELAY_MS)) ms round trip, median of connections 2..$TTFB_N;"
 echo " fair x: a 64-byte round trip's p50 while another connection (--mux: another stream of its carrier) pushes bulk, over its idle p50)"
+if [ "$PROFILE" = 1 ] && grep -q " aead_" "$work/results" 2>/dev/null; then
+  echo
+  echo "== the AEAD's share of each spipe process's CPU in a bulk run (perf cpu-clock samples in the ChaCha/Salsa20/Poly1305 kernels and pkg/aead)"
+  printf "%-36s %10s %10s\n" system "connect" "listen"
+  for id in "${systems[@]}"; do
+    [ "$(median "$id" aead_c)" = - ] && continue
+    printf "%-36s %9s%% %9s%%\n" "${label[$id]}" "$(median "$id" aead_c)" "$(median "$id" aead_l)"
+  done
+  echo "(the share of all of the process's samples, kernel time included; perf's own cost makes a profiled run a little dearer, so no CPU time is taken from it)"
+fi
 echo
 echo "== ratios (spipe = chacha20-poly1305; targets from the hardening issue)"
 ratio() { # ratio TEXT A_ID A_METRIC B_ID B_METRIC OP TARGET
@@ -295,6 +354,20 @@ ratio "bulk: spipe / ssh -L aes128-gcm" "$spipe_default" bulk ssh_aes128 bulk ">
 ratio "rtt p50: spipe / relay pair" "$spipe_default" p50 relay p50 "<=" 1.2
 ratio "conn/s with forward secrecy: spipe / spiped (DH)" "$spipe_default" cps spiped cps ">=" 3
 ratio "conn/s without: spipe --no-pfs / spiped -f" "$spipe_nopfs" cps spipedf cps ">=" 1.0
+echo
+echo "== issue 18 targets (the pipe's crypto at kernel speed; spipe = chacha20-poly1305)"
+excess() { # excess TEXT A_ID B_ID METRIC TARGET: A - B against an upper bound
+  local a b d verdict
+  a=$(median "$2" "$4"); b=$(median "$3" "$4")
+  if [ "$a" = - ] || [ "$b" = - ]; then printf "%-52s %8s\n" "$1" "n/a"; return; fi
+  d=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a - b }')
+  verdict=$(awk -v d="$d" -v t="$5" 'BEGIN { print d <= t ? "meets" : "SHORT" }')
+  printf "%-52s %8s    target <= %s   %s   (%s against %s)\n" "$1" "$d" "$5" "$verdict" "$a" "$b"
+}
+ratio "CPU s/GiB: spipe / ssh -L aes128-gcm" "$spipe_default" cpub ssh_aes128 cpub "<=" 1.0
+excess "CPU s/GiB: spipe - relay pair" "$spipe_default" relay cpub 0.5
+ratio "bulk: spipe / ssh -L aes128-gcm" "$spipe_default" bulk ssh_aes128 bulk ">=" 1.05
+ratio "rtt p50 (one CPU): spipe / relay pair" "$spipe_default" p50 relay p50 "<=" 1.15
 echo
 echo "== the multiplexed mode (targets from issue 17; spipe --mux = chacha20-poly1305 with forward secrecy)"
 # verdict RATIO OP TARGET: meets or SHORT.
@@ -334,8 +407,8 @@ cost() { # cost TEXT A_ID B_ID METRIC
   if [ "$a" = - ] || [ "$b" = - ]; then printf "%-52s %8s\n" "$1" "n/a"; return; fi
   printf "%-52s %8sx   (%s against %s)\n" "$1" "$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }')" "$a" "$b"
 }
-cost "CPU per byte: spipe / relay pair" "$spipe_default" relay cpub
-cost "CPU per byte: spipe / spiped" "$spipe_default" spiped cpub
+cost "CPU per GiB: spipe / relay pair" "$spipe_default" relay cpub
+cost "CPU per GiB: spipe / spiped" "$spipe_default" spiped cpub
 cost "CPU per connection: spipe / spiped (DH)" "$spipe_default" spiped cpuc
 cost "CPU per connection: spipe --no-pfs / spiped -f" "$spipe_nopfs" spipedf cpuc
 cost "CPU per connection: spipe --no-pfs / relay pair" "$spipe_nopfs" relay cpuc

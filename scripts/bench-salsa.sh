@@ -8,8 +8,8 @@
 # BENCHOUT for benchstat.
 #
 # Needs benchmark names of the form .../impl=ours and .../impl=xcrypto in
-# pkg/salsa20 and pkg/chacha20, and internal/salsacore's
-# BenchmarkKernels/<kernel>/r20/<size>.
+# pkg/salsa20 and pkg/chacha20, pkg/salsa20's BenchmarkPaired/<size> and
+# internal/salsacore's BenchmarkKernels/<kernel>/r20/<size>.
 #
 # Environment: GO (go), BENCHCOUNT (6), BENCHTIME (300ms), BENCH_CPU (the
 # core to pin to, default 1), BENCHOUT (a fresh temporary directory).
@@ -35,7 +35,7 @@ for round in $(seq "$count"); do
     -test.bench "^BenchmarkXORKeyStream\$/^chacha20\$/^($sizes)\$/^impl=ours\$" >>"$out/chacha.txt"
   "${pin[@]}" "$out/salsacore.test" -test.run '^$' -test.benchmem -test.benchtime "$benchtime" \
     -test.bench "^BenchmarkKernels\$/^(avx512|avx2|ssse3)\$/^r20\$/^($sizes)\$" >>"$out/kernels.txt"
-  "${pin[@]}" "$out/salsacore.test" -test.run '^$' -test.benchtime "$benchtime" \
+  "${pin[@]}" "$out/salsa20.test" -test.run '^$' -test.benchtime "$benchtime" \
     -test.bench "^BenchmarkPaired\$/^($sizes)\$" >>"$out/paired.txt"
 done
 

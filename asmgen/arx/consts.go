@@ -1,6 +1,8 @@
 package arx
 
 import (
+	"fmt"
+
 	"github.com/mmcloughlin/avo/attr"
 	"github.com/mmcloughlin/avo/build"
 	"github.com/mmcloughlin/avo/operand"
@@ -53,4 +55,42 @@ func LaneIndex() operand.Mem { return table("laneidx_arx", func(k int) uint32 { 
 // layout). Asking again for the same name returns the first table.
 func Words(name string, w [16]uint32) operand.Mem {
 	return table(name, func(k int) uint32 { return w[k] })
+}
+
+// Splat returns a table with n in every 32-bit lane, e.g. to step the
+// per-lane block counters of a vertical kernel by its width.
+func Splat(n int) operand.Mem {
+	var t [16]uint32
+	for k := range t {
+		t[k] = uint32(n)
+	}
+	return Words(fmt.Sprintf("splat%d_arx", n), t)
+}
+
+// LaneCounters returns the table to add to a broadcast block counter in a
+// vertical kernel with isa's vectors: lane k of interleaved set set gets
+// block set*lanes + k of the group.
+func LaneCounters(isa ISA, set int) operand.Mem {
+	lanes := isa.Lanes()
+	if set == 0 && lanes == 16 {
+		return LaneIndex()
+	}
+	var t [16]uint32
+	for k := range t {
+		t[k] = uint32(set*lanes + k%lanes)
+	}
+	return Words(fmt.Sprintf("lane%d_%d_arx", lanes, set), t)
+}
+
+// RowCounters returns the table to add to the counter row of a row-layout
+// kernel, where each 128-bit lane holds one block and the counter is its
+// first word: 128-bit lane l gets first + step*l in that word and 0 in the
+// other three. (first, 1) numbers the blocks of a group from first; (n, 0)
+// moves every block on by n.
+func RowCounters(first, step int) operand.Mem {
+	var t [16]uint32
+	for l := range 4 {
+		t[4*l] = uint32(first + step*l)
+	}
+	return Words(fmt.Sprintf("row%d_%d_arx", first, step), t)
 }

@@ -1,6 +1,9 @@
 // Package arx emits the add-rotate-xor building blocks shared by spipe's
 // ChaCha and Salsa20 generators, for each vector instruction set the kernels
-// target.
+// target, and the frame every keystream kernel is built in: its signature
+// and arguments ([LoadArgs]), the counter update and return
+// ([Args.Finish]), the XOR of key stream into a block ([Args.XorBlock]), a
+// stack [Frame] and the constant tables. [Generate] ends every generator.
 //
 // Every helper writes instructions into the current avo function (the
 // package-level context of github.com/mmcloughlin/avo/build) and works on

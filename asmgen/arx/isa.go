@@ -56,8 +56,8 @@ func (i ISA) Vec() reg.VecVirtual {
 }
 
 // Vecs returns n new virtual vector registers.
-func (i ISA) Vecs(n int) []reg.VecVirtual {
-	v := make([]reg.VecVirtual, n)
+func (i ISA) Vecs(n int) []reg.Register {
+	v := make([]reg.Register, n)
 	for k := range v {
 		v[k] = i.Vec()
 	}

@@ -111,40 +111,6 @@ func (i ISA) RotL(x reg.Register, n int, tmp reg.Register, shuf operand.Op) {
 	build.POR(tmp, x)
 }
 
-// XorRotL emits dst ^= x <<< n, the shape of Salsa20's steps. x is
-// clobbered (it ends up holding a shifted copy) except on AVX-512, where x is
-// rotated in place. Without AVX-512 it uses the shift/xor/shift/xor form,
-// which needs no OR and no extra register: the two shifted halves have no
-// bits in common, so XORing each into dst equals XORing their OR.
-func (i ISA) XorRotL(dst, x reg.Register, n int, tmp reg.Register) {
-	if n <= 0 || n >= 32 {
-		panic(fmt.Sprintf("arx: rotation by %d", n))
-	}
-	switch {
-	case i.EVEX:
-		build.VPROLD(operand.U8(n), x, x)
-		build.VPXORD(x, dst, dst)
-	case i.VEX:
-		build.VPSLLD(operand.U8(n), x, tmp)
-		build.VPSRLD(operand.U8(32-n), x, x)
-		build.VPXOR(tmp, dst, dst)
-		build.VPXOR(x, dst, dst)
-	default:
-		build.MOVO(x, tmp)
-		build.PSLLL(operand.U8(n), tmp)
-		build.PSRLL(operand.U8(32-n), x)
-		build.PXOR(tmp, dst)
-		build.PXOR(x, dst)
-	}
-}
-
-// AddRotXor emits dst ^= (a + b) <<< n, one Salsa20 step, using t (and u
-// without AVX-512) as scratch. a and b are left unchanged.
-func (i ISA) AddRotXor(dst, a, b, t, u reg.Register, n int) {
-	i.Add3(t, a, b)
-	i.XorRotL(dst, t, n, u)
-}
-
 // Shuffle emits dst = the 32-bit lanes of src permuted within each 128-bit
 // lane by imm (PSHUFD), e.g. to rotate a row of a block between the column
 // and diagonal rounds in the row ("horizontal") layout. Use [RotateLanes]

@@ -19,8 +19,6 @@ import (
 	"github.com/spipe-dev/spipe/asmgen/arx"
 )
 
-const signature = "func(s *[16]uint32, rounds int, dst, src []byte)"
-
 func main() {
 	ConstraintExpr("gc,!purego")
 

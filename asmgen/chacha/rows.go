@@ -24,33 +24,29 @@ import (
 func rows(name string, isa arx.ISA, sets int) {
 	per := isa.Bytes / 16
 	width := per * sets
-	TEXT(name, 0, signature)
+	TEXT(name, 0, arx.Signature)
 	Pragma("noescape")
 	Doc(fmt.Sprintf("%s XORs len(src)/64 ChaCha blocks into dst, %d at a time in the", name, width),
 		fmt.Sprintf("row layout (%s); a last group of fewer blocks stores only those.", isa.Name))
-	a := loadArgs()
+	a := arx.LoadArgs()
 
 	init := make([]Register, 3)
 	for k := range init {
 		init[k] = isa.Vec()
-		isa.BroadcastRow(init[k], a.s.Offset(16*k))
+		isa.BroadcastRow(init[k], a.S.Offset(16*k))
 	}
 	ctr := make([]Register, sets)
 	for set := range ctr {
 		ctr[set] = isa.Vec()
-		isa.BroadcastRow(ctr[set], a.s.Offset(48))
+		isa.BroadcastRow(ctr[set], a.S.Offset(48))
 		if set > 0 || per > 1 {
-			var t [16]uint32
-			for l := range 4 {
-				t[4*l] = uint32(set*per + l)
-			}
-			isa.Add(ctr[set], arx.Words(tableName("row", per, set), t))
+			isa.Add(ctr[set], arx.RowCounters(set*per, 1))
 		}
 	}
 
 	loop, done, partial := name+"_loop", name+"_done", name+"_partial"
 	Label(loop)
-	CMPQ(a.blocks, U8(0))
+	CMPQ(a.Blocks, U8(0))
 	JE(LabelRef(done))
 
 	x := make([][4]Register, sets)
@@ -74,7 +70,7 @@ func rows(name string, isa arx.ISA, sets int) {
 		}
 	}
 	rounds := GP64()
-	MOVQ(a.rounds, rounds)
+	MOVQ(a.Rounds, rounds)
 	Label(name + "_rounds")
 	quarterRounds(isa, x, tmp)
 	// Lane j of b holds word 4+j; its diagonal is (j+3, 4+j, 8+(j+1)%4,
@@ -93,19 +89,15 @@ func rows(name string, isa arx.ISA, sets int) {
 	}
 
 	if width > 1 {
-		CMPQ(a.blocks, U8(width))
+		CMPQ(a.Blocks, U8(width))
 		JB(LabelRef(partial))
 	}
 	outputRows(isa, a, x, false)
-	ADDQ(U32(64*width), a.src)
-	ADDQ(U32(64*width), a.dst)
-	SUBQ(U8(width), a.blocks)
-	var step [16]uint32
-	for l := range 4 {
-		step[4*l] = uint32(width)
-	}
+	ADDQ(U32(64*width), a.Src)
+	ADDQ(U32(64*width), a.Dst)
+	SUBQ(U8(width), a.Blocks)
 	for set := range ctr {
-		isa.Add(ctr[set], arx.Words(tableName("rowstep", width, 0), step))
+		isa.Add(ctr[set], arx.RowCounters(width, 0))
 	}
 	JMP(LabelRef(loop))
 
@@ -116,32 +108,15 @@ func rows(name string, isa arx.ISA, sets int) {
 	}
 
 	Label(done)
-	a.finish(isa)
+	a.Finish(isa, 12)
 }
 
 // outputRows XORs the row-layout key stream of x (rows of per blocks per
 // set) into dst. With guarded set, a block is stored only if a.blocks says
 // it exists.
-func outputRows(isa arx.ISA, a args, x [][4]Register, guarded bool) {
+func outputRows(isa arx.ISA, a arx.Args, x [][4]Register, guarded bool) {
 	per := isa.Bytes / 16
-	store := func(block, offset int, v Register) {
-		var skip string
-		if guarded && block > 0 {
-			guardCount++
-			skip = fmt.Sprintf("skip%d", guardCount)
-			CMPQ(a.blocks, U8(block))
-			JBE(LabelRef(skip))
-		}
-		var tmp Register
-		if !isa.VEX {
-			tmp = isa.Vec()
-		}
-		d := 64*block + offset
-		isa.XorStore(Mem{Base: a.dst, Disp: d}, Mem{Base: a.src, Disp: d}, v, tmp)
-		if skip != "" {
-			Label(skip)
-		}
-	}
+	store := func(block, offset int, v Register) { a.XorBlock(isa, block, offset, v, guarded) }
 	for set, q := range x {
 		first := set * per
 		switch per {

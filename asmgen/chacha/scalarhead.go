@@ -4,6 +4,8 @@ import (
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
+
+	"github.com/spipe-dev/spipe/asmgen/arx"
 )
 
 // scalarHead computes one ChaCha block (the head block of vertical32Head)
@@ -27,13 +29,13 @@ type scalarHead struct {
 
 // newScalarHead copies the 16 words of s to the stack as the head block's
 // input and moves the counter in s on by one, for the message blocks.
-func newScalarHead(a args) *scalarHead {
+func newScalarHead(a arx.Args) *scalarHead {
 	h := &scalarHead{hp: Load(Param("head"), GP64())}
 	h.in, h.mem, h.out = AllocLocal(64), AllocLocal(8), AllocLocal(64)
 	v := ZMM()
-	VMOVDQU32(a.s, v)
+	VMOVDQU32(a.S, v)
 	VMOVDQU32(v, h.in)
-	INCL(a.s.Offset(48))
+	INCL(a.S.Offset(48))
 	return h
 }
 

@@ -20,21 +20,21 @@ import (
 // last group smaller than the width stores only the blocks asked for.
 func vertical16(name string, isa arx.ISA) {
 	lanes := isa.Lanes()
-	TEXT(name, 0, signature)
+	TEXT(name, 0, arx.Signature)
 	Pragma("noescape")
 	Doc(fmt.Sprintf("%s XORs len(src)/64 ChaCha blocks into dst, %d at a time in the", name, lanes),
 		fmt.Sprintf("vertical layout (%s); a last group of fewer than %d blocks stores only those.", isa.Name, lanes))
-	a := loadArgs()
-	f := newFrame(isa, 16+16+1+4)
-	w := setupWords(f, a, 1)
+	a := arx.LoadArgs()
+	f := arx.NewFrame(isa, 16+16+1+4)
+	w := setupWords(isa, f, a, 1)
 	home := map[int]Mem{}
-	for i, m := range f.slots(4) {
+	for i, m := range f.Slots(4) {
 		home[8+i] = m
 	}
 
 	loop, done, partial := name+"_loop", name+"_done", name+"_partial"
 	Label(loop)
-	CMPQ(a.blocks, U8(0))
+	CMPQ(a.Blocks, U8(0))
 	JE(LabelRef(done))
 
 	x := make([]Register, 16)
@@ -80,7 +80,7 @@ func vertical16(name string, isa arx.ISA) {
 	pair(diagonals[2], diagonals[3])
 
 	rounds := GP64()
-	MOVQ(a.rounds, rounds)
+	MOVQ(a.Rounds, rounds)
 	DECQ(rounds)
 	Label(name + "_rounds")
 	pair(columns[0], columns[1])
@@ -92,15 +92,15 @@ func vertical16(name string, isa arx.ISA) {
 	DECQ(rounds)
 	JNZ(LabelRef(name + "_rounds"))
 
-	CMPQ(a.blocks, U8(lanes))
+	CMPQ(a.Blocks, U8(lanes))
 	JB(LabelRef(partial))
 	output16(isa, a, w, home, x, false)
-	ADDQ(U32(64*lanes), a.src)
-	ADDQ(U32(64*lanes), a.dst)
-	SUBQ(U8(lanes), a.blocks)
+	ADDQ(U32(64*lanes), a.Src)
+	ADDQ(U32(64*lanes), a.Dst)
+	SUBQ(U8(lanes), a.Blocks)
 	c := isa.Vec()
 	isa.Load(c, w.ctr[0])
-	isa.Add(c, splat(lanes))
+	isa.Add(c, arx.Splat(lanes))
 	isa.Store(w.ctr[0], c)
 	JMP(LabelRef(loop))
 
@@ -109,34 +109,15 @@ func vertical16(name string, isa arx.ISA) {
 	output16(isa, a, w, home, x, true)
 
 	Label(done)
-	a.finish(isa)
+	a.Finish(isa, 12)
 }
-
-var guardCount int
 
 // output16 adds the input words to the final state x (words 10 and 11 are
 // still in their stack homes), transposes it into blocks and XORs them into
 // dst. With guarded set, a block is stored only if a.blocks says it exists.
-func output16(isa arx.ISA, a args, w words, home map[int]Mem, x []Register, guarded bool) {
+func output16(isa arx.ISA, a arx.Args, w words, home map[int]Mem, x []Register, guarded bool) {
 	x = append([]Register(nil), x...)
-	store := func(block, offset int, v Register) {
-		var skip string
-		if guarded && block > 0 {
-			guardCount++
-			skip = fmt.Sprintf("skip%d", guardCount)
-			CMPQ(a.blocks, U8(block))
-			JBE(LabelRef(skip))
-		}
-		var tmp Register
-		if !isa.VEX {
-			tmp = isa.Vec()
-		}
-		d := 64*block + offset
-		isa.XorStore(Mem{Base: a.dst, Disp: d}, Mem{Base: a.src, Disp: d}, v, tmp)
-		if skip != "" {
-			Label(skip)
-		}
-	}
+	store := func(block, offset int, v Register) { a.XorBlock(isa, block, offset, v, guarded) }
 	feed := func(from, to int) {
 		for i := from; i < to; i++ {
 			if x[i] == nil {

@@ -24,7 +24,7 @@ func vertical32(name string, sets int) { vertical32Head(name, sets, false) }
 
 // headSignature is the signature of the kernel that also computes a head
 // block (see vertical32Head).
-const headSignature = "func(s *[16]uint32, rounds int, dst, src []byte, head *[64]byte)"
+var headSignature = arx.SignatureWith("head *[64]byte")
 
 // vertical32Head is vertical32, and with head (sets == 1 only) the kernel
 // first writes the key stream block at the counter s[12] to head, computed
@@ -39,7 +39,7 @@ func vertical32Head(name string, sets int, head bool) {
 	if head && sets != 1 {
 		panic("vertical32Head: a head block only with one set")
 	}
-	sig := signature
+	sig := arx.Signature
 	if head {
 		sig = headSignature
 	}
@@ -57,23 +57,23 @@ func vertical32Head(name string, sets int, head bool) {
 		Doc(fmt.Sprintf("%s XORs len(src)/64 ChaCha blocks into dst, %d at a time in two", name, 16*sets),
 			"interleaved 16-block vertical groups (AVX-512). len(src) must be a multiple of 2048.")
 	}
-	a := loadArgs()
+	a := arx.LoadArgs()
 	var sh *scalarHead
 	if head {
 		sh = newScalarHead(a)
 	}
-	f := newFrame(isa, 16+16+sets+1)
-	w := setupWords(f, a, sets)
-	spill := f.slots(1)[0]
+	f := arx.NewFrame(isa, 16+16+sets+1)
+	w := setupWords(isa, f, a, sets)
+	spill := f.Slots(1)[0]
 	group := 16 * sets
 
 	loop, done, partial := name+"_loop", name+"_done", name+"_partial"
 	Label(loop)
 	if sets == 1 {
-		CMPQ(a.blocks, U8(0))
+		CMPQ(a.Blocks, U8(0))
 		JE(LabelRef(done))
 	} else {
-		CMPQ(a.blocks, U8(group))
+		CMPQ(a.Blocks, U8(group))
 		JB(LabelRef(done))
 	}
 
@@ -106,7 +106,7 @@ func vertical32Head(name string, sets int, head bool) {
 
 	if !head {
 		rounds := GP64()
-		MOVQ(a.rounds, rounds)
+		MOVQ(a.Rounds, rounds)
 		DECQ(rounds)
 		Label(name + "_rounds")
 		doubleHalf(isa, x, columns)
@@ -118,10 +118,10 @@ func vertical32Head(name string, sets int, head bool) {
 		// counter lives on the stack, and sh.begin parks the rest.
 		count := AllocLocal(8)
 		t := GP64()
-		MOVQ(a.rounds, t)
+		MOVQ(a.Rounds, t)
 		DECQ(t)
 		MOVQ(t, count)
-		sh.begin(a.s.Base, a.rounds, a.dst, a.src, a.blocks, a.total, f.base.Base)
+		sh.begin(a.S.Base, a.Rounds, a.Dst, a.Src, a.Blocks, a.Total, f.Base.Base)
 		sh.double()
 		Label(name + "_rounds")
 		doubleHalf(isa, x, columns)
@@ -145,7 +145,7 @@ func vertical32Head(name string, sets int, head bool) {
 	}
 
 	if sets == 1 {
-		CMPQ(a.blocks, U8(16))
+		CMPQ(a.Blocks, U8(16))
 		JB(LabelRef(partial))
 	}
 	// Two sets leave no register for the transposition: park one row of the
@@ -155,23 +155,23 @@ func vertical32Head(name string, sets int, head bool) {
 	}
 	blocks := transpose16(isa, x[0])
 	for b, v := range blocks {
-		isa.XorStore(Mem{Base: a.dst, Disp: 64 * b}, Mem{Base: a.src, Disp: 64 * b}, v, nil)
+		a.XorBlock(isa, b, 0, v, false)
 	}
 	if sets == 2 {
 		x[1][15] = isa.Vec()
 		isa.Load(x[1][15], spill)
 		blocks := transpose16(isa, x[1])
 		for b, v := range blocks {
-			isa.XorStore(Mem{Base: a.dst, Disp: 1024 + 64*b}, Mem{Base: a.src, Disp: 1024 + 64*b}, v, nil)
+			a.XorBlock(isa, 16+b, 0, v, false)
 		}
 	}
-	ADDQ(U32(64*group), a.src)
-	ADDQ(U32(64*group), a.dst)
-	SUBQ(U8(group), a.blocks)
+	ADDQ(U32(64*group), a.Src)
+	ADDQ(U32(64*group), a.Dst)
+	SUBQ(U8(group), a.Blocks)
 	for set := range sets {
 		c := isa.Vec()
 		isa.Load(c, w.ctr[set])
-		isa.Add(c, splat(group))
+		isa.Add(c, arx.Splat(group))
 		isa.Store(w.ctr[set], c)
 	}
 	JMP(LabelRef(loop))
@@ -182,15 +182,15 @@ func vertical32Head(name string, sets int, head bool) {
 		blocks := transpose16(isa, x[0])
 		for b, v := range blocks {
 			if b > 0 {
-				CMPQ(a.blocks, U8(b))
+				CMPQ(a.Blocks, U8(b))
 				JBE(LabelRef(done))
 			}
-			isa.XorStore(Mem{Base: a.dst, Disp: 64 * b}, Mem{Base: a.src, Disp: 64 * b}, v, nil)
+			a.XorBlock(isa, b, 0, v, false)
 		}
 	}
 
 	Label(done)
-	a.finish(isa)
+	a.Finish(isa, 12)
 }
 
 // doubleHalf emits one half of a double round (the column or the diagonal

@@ -1,35 +1,32 @@
-// Command salsa generates the Salsa20 SIMD kernels of internal/salsacore.
+// Command salsa generates the Salsa20 kernels of internal/salsacore (run it
+// through `make generate`):
 //
-// Every kernel has the shape
+//	go run ./salsa -out ../internal/salsacore/salsa_amd64.s \
+//	    -stubs ../internal/salsacore/salsa_stubs_amd64.go -pkg salsacore
 //
-//	func(s *[16]uint32, rounds int, dst, src *byte, blocks int)
-//
-// (the vertical ones also take pre *[17]uint32 after s, see genVertical). It XORs
-// blocks 64-byte key stream blocks into dst, starting at the block counter
-// in s[8], and stores s[8]+blocks (mod 2^32) back. It never touches
-// s[9]: the Go caller splits calls where s[8] wraps. blocks may be any
-// positive count (a multiple of 32 for xorVertical32AVX512); a kernel
-// reads and writes whole blocks only, never past dst[:64*blocks] or
-// src[:64*blocks].
+// Every kernel has the signature of the ChaCha kernels,
+// func(s *[16]uint32, rounds int, dst, src []byte), the vertical ones with
+// a last parameter pre *[17]uint32 (see firstDoubleRound): it XORs
+// len(src)/64 key stream blocks into dst (one kernel requires a multiple
+// of its width; its doc comment says so) and adds the number of blocks to
+// s[8] modulo 2^32, touching no other word of s: the Go caller splits its
+// calls where s[8] wraps and carries into s[9]. rounds is 8, 12 or 20 (the
+// kernels take any even count from 4 up). Kernels are //go:noescape: they
+// keep no pointer, so callers' buffers and pre can stay on the stack.
 //
 // Two layouts:
-//   - vertical (vertical.go): register i holds word i of N blocks, so a
-//     quarter round is plain lane-wise arithmetic and the state is
-//     transposed once before the XOR. Used for long inputs; on AVX-512 two
-//     such states run interleaved (vertical32.go).
-//   - horizontal (horizontal.go): one block per 128-bit lane in the
-//     diagonal layout of the Salsa20 paper's SIMD form, for inputs shorter
-//     than a vertical batch; also two such groups interleaved
-//     (horizontal8.go).
+//   - vertical (vertical16.go, vertical32.go): register i holds word i of
+//     N blocks, so a quarter round is plain lane-wise arithmetic and the
+//     state is transposed once before the XOR. Used for long inputs; on
+//     AVX-512 two such states run interleaved.
+//   - diagonal (diagonal.go): one block per 128-bit lane in the diagonal
+//     layout of the Salsa20 paper's SIMD form, for inputs shorter than a
+//     vertical group, in one group of vectors or two interleaved.
 //
 // Rotations are VPROLD on AVX-512 and shift/xor/shift/xor into the
-// destination elsewhere (Salsa20 rotates by 7, 9, 13 and 18, so byte
-// shuffles never apply). The shared add/xor/rotate, transpose and load/store
-// helpers come from asmgen/arx.
-//
-// Run it from asmgen/ (see the Makefile's generate target):
-//
-//	go run ./salsa -out ../internal/salsacore/salsa_amd64.s -stubs ../internal/salsacore/salsa_stubs_amd64.go -pkg salsacore
+// destination elsewhere (step.go). The arguments, frame, transposes,
+// joins, loads, stores and tables come from asmgen/arx, shared with the
+// ChaCha generator.
 package main
 
 import (
@@ -39,19 +36,20 @@ import (
 )
 
 func main() {
-	ConstraintExpr("gc,!purego") // old comma syntax; avo writes gc && !purego
+	ConstraintExpr("gc,!purego")
 
-	genVertical(sse)
-	genVertical(avx2)
-	genVertical(avx512)
-	genVertical32()
+	vertical32("salsaAVX512x32", 2)
+	vertical32("salsaAVX512x16", 1)
+	diagonals("salsaAVX512x8", arx.AVX512, 2)
+	diagonals("salsaAVX512x4", arx.AVX512, 1)
+	diagonals("salsaAVX512x1", arx.AVX512VL128, 1)
 
-	genHorizontal(sse, 1)
-	genHorizontal(avx2, 2)
-	genHorizontalPair(avx2)
-	genHorizontal(avx512, 1)
-	genHorizontal(avx512, 4)
-	genHorizontalPair(avx512)
+	vertical16("salsaAVX2x8", arx.AVX2)
+	diagonals("salsaAVX2x4", arx.AVX2, 2)
+	diagonals("salsaAVX2x2", arx.AVX2, 1)
+
+	vertical16("salsaSSSE3x4", arx.SSSE3)
+	diagonals("salsaSSSE3x1", arx.SSSE3, 1)
 
 	arx.Generate("salsa")
 }

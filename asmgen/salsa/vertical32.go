@@ -1,183 +1,133 @@
 package main
 
 import (
+	"fmt"
+
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
-	"github.com/mmcloughlin/avo/reg"
+	. "github.com/mmcloughlin/avo/reg"
 
 	"github.com/spipe-dev/spipe/asmgen/arx"
 )
 
-// genVertical32 emits xorVertical32AVX512: two independent 16-block states
-// (blocks 0-15 in Z0-Z15, blocks 16-31 in Z16-Z31) with their instructions
-// interleaved. One 16-block state has four independent quarter-round chains
-// per round; where chains merge between rounds the ports idle unless a
-// second state has work ready, and the rotations all compete for the one
-// port that runs VPROLD. Two states keep both ZMM ports busy.
+// vertical32 emits an AVX-512 kernel in the vertical layout: ZMM register i
+// holds state word i of 16 blocks, one per lane, so a round is sixteen
+// steps on whole registers and VPROLD does every rotation. sets
+// independent 16-block states are interleaved. One state has four
+// independent quarter-round chains per round; where chains merge between
+// rounds the ports idle unless a second state has work ready, and the
+// rotations all compete for the one port that runs VPROLD. Two states keep
+// both ZMM ports busy.
 //
-// Salsa20 needs a scratch register per step, which 32 state words leave no
-// room for, so each state keeps one word (3 in the first, 19 = word 3 of the
-// second) in memory; their steps fold the load and pay one store.
-//
-// blocks must be a positive multiple of 32; the caller sends the rest to
-// xorVerticalAVX512.
-func genVertical32() {
-	const name = "xorVertical32AVX512"
-	a := arx.AVX512
-	lanes := arx.LaneIndex()
-	sixteen := arx.Words("salsa_sixteen", [16]uint32{16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16})
-
-	TEXT(name, NOSPLIT, "func(s *[16]uint32, pre *[17]uint32, rounds int, dst, src *byte, blocks int)")
+// With one set the kernel takes any number of blocks: a final group of
+// fewer than 16 computes all 16 and stores only the blocks asked for. With
+// two, len(src) must be a multiple of 2048, and Salsa20's scratch register
+// per step does not fit beside 32 state words: each state keeps word 3 in
+// memory, where its steps fold the load and pay one store.
+func vertical32(name string, sets int) {
+	if sets != 1 && sets != 2 {
+		panic("vertical32: one set or two")
+	}
+	isa := arx.AVX512
+	group := 16 * sets
+	TEXT(name, 0, preSignature)
 	Pragma("noescape")
-	Doc(name + " XORs blocks (a multiple of 32) key stream blocks into dst, as two interleaved 16-block vertical states (AVX512).")
-
-	s, dst, src, blocks := reg.RSI, reg.RDI, reg.RDX, reg.RCX
-	rounds, dr, base, pre := reg.R8, reg.R9, reg.R10, reg.R11
-	Load(Param("s"), s)
-	Load(Param("pre"), pre)
-	Load(Param("rounds"), rounds)
-	Load(Param("dst"), dst)
-	Load(Param("src"), src)
-	Load(Param("blocks"), blocks)
-	MOVL(word(s, 8), reg.EBX)
-
-	local := AllocLocal(2*64 + 64)
-	LEAQ(local, base)
-	ADDQ(U8(63), base)
-	ANDQ(I8(-64), base)
-	slot := func(set int) Mem { return Mem{Base: base, Disp: 64 * set} }
-
-	const spill = 3 // the word each state keeps in memory
-	z := func(k int) reg.Register { return vec(64, k) }
-	var words [2][16]Op
-	var temp [2]reg.Register
-	for set := range 2 {
-		for k := range 16 {
-			words[set][k] = z(16*set + k)
-		}
-		words[set][spill] = slot(set)
-		temp[set] = z(16*set + spill)
+	if sets == 1 {
+		Doc(name+" XORs len(src)/64 Salsa20 blocks into dst, 16 at a time in the",
+			"vertical layout (AVX-512); a last group of fewer than 16 blocks stores only those.")
+	} else {
+		Doc(fmt.Sprintf("%s XORs len(src)/64 Salsa20 blocks into dst, %d at a time in two", name, group),
+			fmt.Sprintf("interleaved 16-block vertical states (AVX-512). len(src) must be a multiple of %d.", 64*group))
 	}
+	a := arx.LoadArgs()
+	pre := Mem{Base: Load(Param("pre"), GP64())}
+	ctr := GP32()
+	MOVL(a.S.Offset(4*8), ctr)
 
-	SHRQ(U8(5), blocks) // batches of 32
-	Label(name + "_batch")
-	Comment("Load both states; word 8 holds each lane's block counter.")
-	for set := range 2 {
-		for k := range 16 {
-			if k == 8 {
-				continue
-			}
-			from := word(pre, k)
-			if fromState[k] {
-				from = word(s, k)
-			}
-			if k == spill {
-				a.Broadcast(temp[set], from, nil)
-				a.Store(slot(set), temp[set])
-				continue
-			}
-			a.Broadcast(words[set][k].(reg.Register), from, nil)
+	// The register budget. One set: the state, a scratch register per
+	// quarter round, and the counter lanes kept for the feed-forward. Two
+	// sets: word 3 of each in the frame and one scratch register per set;
+	// the counter lanes are computed again for the feed-forward.
+	const spilled = 3
+	states := make([]vstate, sets)
+	scratch := make([][]Register, sets)
+	var slots []Mem
+	if sets > 1 {
+		slots = arx.NewFrame(isa, sets).Slots(sets)
+	}
+	for set := range states {
+		for w := range 16 {
+			states[set][w] = isa.Vec()
+		}
+		if sets > 1 {
+			states[set][spilled] = slots[set]
+			scratch[set] = []Register{isa.Vec()}
+		} else {
+			scratch[set] = isa.Vecs(4)
 		}
 	}
-	// counter sets v to the block counters of the lanes of state set.
-	counter := func(v reg.Register, set int) {
-		VPBROADCASTD(reg.EBX, v)
-		a.Add(v, lanes)
-		if set == 1 {
-			a.Add(v, sixteen)
-		}
+	var lanes Register
+	if sets == 1 {
+		lanes = isa.Vec()
 	}
-	counter(z(8), 0)
-	counter(z(24), 1)
+	// counters sets v to the block counters of the lanes of set.
+	counters := func(v Register, set int) {
+		VPBROADCASTD(ctr, v)
+		isa.Add(v, arx.LaneCounters(isa, set))
+	}
 
-	round := func(quarters [][4]int) {
-		for step := range 4 {
-			for _, quarter := range quarters {
-				x := quarterSteps(quarter)[step]
-				for set := range 2 {
-					w := words[set]
-					a.AddRotXorMem(w[x[0]], w[x[1]], w[x[2]], temp[set], temp[set], rotations[step])
+	l := beginLoop(name, a)
+	Comment("Load the words: the counter lanes, the rest of quarter round (0, 4, 8, 12),",
+		"and the other twelve as they leave the first column round (see pre).")
+	for set, w := range states {
+		loadWords(isa, w, scratch[set][0], func(v Register, k int) { isa.Broadcast(v, input(a, pre, k), nil) })
+	}
+	for set, w := range states {
+		if lanes != nil {
+			counters(lanes, set)
+			isa.Copy(w[8].(Register), lanes)
+			continue
+		}
+		counters(w[8].(Register), set)
+	}
+
+	verticalRounds(isa, a, name+"_double", states, func(set, q int) (Register, Register) {
+		t := scratch[set][q%len(scratch[set])]
+		return t, t
+	}, func(set, x, k int) {
+		v := states[set][x].(Register)
+		VPXORD_BCST(pre.Offset(4*k), v, v)
+	})
+
+	// output adds the input words to each state, transposes it and XORs it
+	// into dst, state by state: the second state's spilled word stays in
+	// memory while the first is written.
+	output := func(guarded bool) {
+		Comment("Feed forward: add the input words; transpose and write out, state by state.")
+		for set, state := range states {
+			var w [16]Register
+			for k, o := range state {
+				if m, ok := o.(Mem); ok {
+					w[k] = isa.Vec()
+					isa.Load(w[k], m)
+					continue
+				}
+				w[k] = o.(Register)
+			}
+			for k := range 16 {
+				switch {
+				case k != 8:
+					isa.AddBcst(w[k], a.S.Offset(4*k))
+				case lanes != nil:
+					isa.Add(w[k], lanes)
+				default:
+					c := isa.Vec()
+					counters(c, set)
+					isa.Add(w[k], c)
 				}
 			}
+			transpose16(a, w, 16*set, isa.Vec(), guarded)
 		}
 	}
-	Comment("First double round: what depends on the counter (see firstDoubleRound).")
-	firstDoubleRound(func(x, y, z, r int) {
-		for set := range 2 {
-			w := words[set]
-			a.AddRotXorMem(w[x], w[y], w[z], temp[set], temp[set], r)
-		}
-	}, func(x, k int) {
-		for set := range 2 {
-			v := words[set][x].(reg.Register)
-			VPXORD_BCST(word(pre, k), v, v)
-		}
-	})
-	MOVQ(rounds, dr)
-	SHRQ(U8(1), dr)
-	DECQ(dr)
-	Label(name + "_double")
-	round(columnRound[:])
-	round(rowRound[:])
-	DECQ(dr)
-	JNZ(LabelRef(name + "_double"))
-
-	Comment("Feed forward and write the first state; the second state's",
-		"spilled word stays in memory, so its register is scratch.")
-	feed := func(w [16]reg.Register) {
-		for k := range 16 {
-			if k == 8 {
-				continue
-			}
-			a.AddBcst(w[k], word(s, k))
-		}
-	}
-	var wa [16]reg.Register
-	for k := range 16 {
-		wa[k] = z(k)
-	}
-	a.Load(wa[spill], slot(0))
-	feed(wa)
-	counter(temp[1], 0)
-	a.Add(wa[8], temp[1])
-	writeState(a, name+"_a", wa, 0, temp[1])
-
-	var wb [16]reg.Register
-	for k := range 16 {
-		wb[k] = z(16 + k)
-	}
-	wb[spill] = z(0)
-	a.Load(wb[spill], slot(1))
-	feed(wb)
-	counter(z(1), 1)
-	a.Add(wb[8], z(1))
-	writeState(a, name+"_b", wb, 16, z(1))
-
-	ADDQ(U32(64*32), dst)
-	ADDQ(U32(64*32), src)
-	ADDL(U8(32), reg.EBX)
-	DECQ(blocks)
-	JNZ(LabelRef(name + "_batch"))
-
-	MOVL(reg.EBX, word(s, 8))
-	a.VZeroUpper()
-	RET()
-}
-
-// writeState transposes a full 16-block vertical state (w[k] = word k of
-// each block) and XORs it into blocks first..first+15 of src and dst, using
-// free as the first scratch register.
-func writeState(a arx.ISA, name string, w [16]reg.Register, first int, free reg.Register) {
-	emit := emitter(a, name, false)
-	var groups [4][4]reg.Register
-	for g := range 4 {
-		groups[g], free = a.Transpose4x4([4]reg.Register{w[4*g], w[4*g+1], w[4*g+2], w[4*g+3]}, free)
-	}
-	for j := range 4 {
-		var blocks [4]reg.Register
-		blocks, free = arx.Transpose128x4([4]reg.Register{groups[0][j], groups[1][j], groups[2][j], groups[3][j]}, free)
-		for l := range 4 {
-			emit(blocks[l], first+4*l+j, 0, nil)
-		}
-	}
+	l.endLoop(isa, group, sets == 1, output, func() { ADDL(U8(group), ctr) })
 }

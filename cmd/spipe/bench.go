@@ -49,7 +49,7 @@ print a table (MB/s = 10^6 bytes per second). A progress line runs on stderr.`,
 			return tw.Flush()
 		},
 	}
-	cmd.Flags().IntVar(&size, "size", 64<<10, "bytes per call (the pipe's frames are up to 64 KiB)")
+	cmd.Flags().IntVar(&size, "size", 64<<10, "bytes per call (the pipe seals up to 64 KiB per frame when interactive, up to 1 MiB in bulk)")
 	cmd.Flags().DurationVar(&dur, "time", 300*time.Millisecond, "time spent on each cipher")
 	return cmd
 }

@@ -3,11 +3,15 @@
 // function, HChaCha20, and the dispatch to the fastest kernel this CPU runs.
 //
 // Everything above this package generates keystream through
-// [XORKeyStreamBlocks], so a SIMD kernel replaces that function and nothing
-// else; [XORKeyStreamHead] adds, for the AEADs, a lone block (block 0, the
-// Poly1305 key) computed inside the same kernel call as the message blocks
-// after it, and is otherwise the same as two calls of XORKeyStreamBlocks. Buffering of partial blocks, counter-overflow policy, overlap
-// checks and the wide counter carry stay with the callers.
+// [XORKeyStream] (the 32-bit counter of RFC 8439) or [XORKeyStream64] (the
+// original layout's 64-bit counter), which take any length, split the
+// assembly calls so that each stays short and carry the counter; a SIMD
+// kernel replaces what they call and nothing else. [XORKeyStreamHead]
+// adds, for the AEADs, a lone block (block 0, the Poly1305 key) computed
+// inside the same kernel call as the message blocks after it, and is
+// otherwise the same as two calls of XORKeyStream. Buffering of partial
+// blocks for later calls, counter-overflow policy and overlap checks stay
+// with the callers.
 package chachacore
 
 import (
@@ -82,7 +86,7 @@ func HChaCha(out *[32]byte, key *[32]byte, nonce *[16]byte, rounds int) {
 		// leaves the words HChaCha takes.
 		var b [BlockSize]byte
 		s := x
-		xorArch(id, &s, rounds, b[:], b[:])
+		xorBlocks(&s, rounds, b[:], b[:], id)
 		for i := range 4 {
 			binary.LittleEndian.PutUint32(out[4*i:], binary.LittleEndian.Uint32(b[4*i:])-x[i])
 			binary.LittleEndian.PutUint32(out[16+4*i:], binary.LittleEndian.Uint32(b[48+4*i:])-x[12+i])

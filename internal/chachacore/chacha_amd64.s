@@ -114,7 +114,7 @@ TEXT ·chachaAVX512x32(SB), $2304-64
 	VPADDD       laneidx_arx<>+0(SB), Z0, Z0
 	VMOVDQU32    Z0, 2048(R8)
 	VMOVDQU32    768(R8), Z0
-	VPADDD       lane16_1_chacha<>+0(SB), Z0, Z0
+	VPADDD       lane16_1_arx<>+0(SB), Z0, Z0
 	VMOVDQU32    Z0, 2112(R8)
 
 chachaAVX512x32_loop:
@@ -704,10 +704,10 @@ chachaAVX512x32_rounds:
 	ADDQ        $0x00000800, DX
 	SUBQ        $0x20, SI
 	VMOVDQU32   2048(R8), Z0
-	VPADDD      splat32_0_chacha<>+0(SB), Z0, Z0
+	VPADDD      splat32_arx<>+0(SB), Z0, Z0
 	VMOVDQU32   Z0, 2048(R8)
 	VMOVDQU32   2112(R8), Z0
-	VPADDD      splat32_0_chacha<>+0(SB), Z0, Z0
+	VPADDD      splat32_arx<>+0(SB), Z0, Z0
 	VMOVDQU32   Z0, 2112(R8)
 	JMP         chachaAVX512x32_loop
 
@@ -734,41 +734,41 @@ DATA laneidx_arx<>+56(SB)/4, $0x0000000e
 DATA laneidx_arx<>+60(SB)/4, $0x0000000f
 GLOBL laneidx_arx<>(SB), RODATA|NOPTR, $64
 
-DATA lane16_1_chacha<>+0(SB)/4, $0x00000010
-DATA lane16_1_chacha<>+4(SB)/4, $0x00000011
-DATA lane16_1_chacha<>+8(SB)/4, $0x00000012
-DATA lane16_1_chacha<>+12(SB)/4, $0x00000013
-DATA lane16_1_chacha<>+16(SB)/4, $0x00000014
-DATA lane16_1_chacha<>+20(SB)/4, $0x00000015
-DATA lane16_1_chacha<>+24(SB)/4, $0x00000016
-DATA lane16_1_chacha<>+28(SB)/4, $0x00000017
-DATA lane16_1_chacha<>+32(SB)/4, $0x00000018
-DATA lane16_1_chacha<>+36(SB)/4, $0x00000019
-DATA lane16_1_chacha<>+40(SB)/4, $0x0000001a
-DATA lane16_1_chacha<>+44(SB)/4, $0x0000001b
-DATA lane16_1_chacha<>+48(SB)/4, $0x0000001c
-DATA lane16_1_chacha<>+52(SB)/4, $0x0000001d
-DATA lane16_1_chacha<>+56(SB)/4, $0x0000001e
-DATA lane16_1_chacha<>+60(SB)/4, $0x0000001f
-GLOBL lane16_1_chacha<>(SB), RODATA|NOPTR, $64
+DATA lane16_1_arx<>+0(SB)/4, $0x00000010
+DATA lane16_1_arx<>+4(SB)/4, $0x00000011
+DATA lane16_1_arx<>+8(SB)/4, $0x00000012
+DATA lane16_1_arx<>+12(SB)/4, $0x00000013
+DATA lane16_1_arx<>+16(SB)/4, $0x00000014
+DATA lane16_1_arx<>+20(SB)/4, $0x00000015
+DATA lane16_1_arx<>+24(SB)/4, $0x00000016
+DATA lane16_1_arx<>+28(SB)/4, $0x00000017
+DATA lane16_1_arx<>+32(SB)/4, $0x00000018
+DATA lane16_1_arx<>+36(SB)/4, $0x00000019
+DATA lane16_1_arx<>+40(SB)/4, $0x0000001a
+DATA lane16_1_arx<>+44(SB)/4, $0x0000001b
+DATA lane16_1_arx<>+48(SB)/4, $0x0000001c
+DATA lane16_1_arx<>+52(SB)/4, $0x0000001d
+DATA lane16_1_arx<>+56(SB)/4, $0x0000001e
+DATA lane16_1_arx<>+60(SB)/4, $0x0000001f
+GLOBL lane16_1_arx<>(SB), RODATA|NOPTR, $64
 
-DATA splat32_0_chacha<>+0(SB)/4, $0x00000020
-DATA splat32_0_chacha<>+4(SB)/4, $0x00000020
-DATA splat32_0_chacha<>+8(SB)/4, $0x00000020
-DATA splat32_0_chacha<>+12(SB)/4, $0x00000020
-DATA splat32_0_chacha<>+16(SB)/4, $0x00000020
-DATA splat32_0_chacha<>+20(SB)/4, $0x00000020
-DATA splat32_0_chacha<>+24(SB)/4, $0x00000020
-DATA splat32_0_chacha<>+28(SB)/4, $0x00000020
-DATA splat32_0_chacha<>+32(SB)/4, $0x00000020
-DATA splat32_0_chacha<>+36(SB)/4, $0x00000020
-DATA splat32_0_chacha<>+40(SB)/4, $0x00000020
-DATA splat32_0_chacha<>+44(SB)/4, $0x00000020
-DATA splat32_0_chacha<>+48(SB)/4, $0x00000020
-DATA splat32_0_chacha<>+52(SB)/4, $0x00000020
-DATA splat32_0_chacha<>+56(SB)/4, $0x00000020
-DATA splat32_0_chacha<>+60(SB)/4, $0x00000020
-GLOBL splat32_0_chacha<>(SB), RODATA|NOPTR, $64
+DATA splat32_arx<>+0(SB)/4, $0x00000020
+DATA splat32_arx<>+4(SB)/4, $0x00000020
+DATA splat32_arx<>+8(SB)/4, $0x00000020
+DATA splat32_arx<>+12(SB)/4, $0x00000020
+DATA splat32_arx<>+16(SB)/4, $0x00000020
+DATA splat32_arx<>+20(SB)/4, $0x00000020
+DATA splat32_arx<>+24(SB)/4, $0x00000020
+DATA splat32_arx<>+28(SB)/4, $0x00000020
+DATA splat32_arx<>+32(SB)/4, $0x00000020
+DATA splat32_arx<>+36(SB)/4, $0x00000020
+DATA splat32_arx<>+40(SB)/4, $0x00000020
+DATA splat32_arx<>+44(SB)/4, $0x00000020
+DATA splat32_arx<>+48(SB)/4, $0x00000020
+DATA splat32_arx<>+52(SB)/4, $0x00000020
+DATA splat32_arx<>+56(SB)/4, $0x00000020
+DATA splat32_arx<>+60(SB)/4, $0x00000020
+GLOBL splat32_arx<>(SB), RODATA|NOPTR, $64
 
 // func chachaAVX512x16(s *[16]uint32, rounds int, dst []byte, src []byte)
 // Requires: AVX, AVX512F
@@ -1183,7 +1183,7 @@ chachaAVX512x16_rounds:
 	ADDQ        $0x00000400, DX
 	SUBQ        $0x10, SI
 	VMOVDQU32   2048(R8), Z0
-	VPADDD      splat16_0_chacha<>+0(SB), Z0, Z0
+	VPADDD      splat16_arx<>+0(SB), Z0, Z0
 	VMOVDQU32   Z0, 2048(R8)
 	JMP         chachaAVX512x16_loop
 
@@ -1321,23 +1321,23 @@ chachaAVX512x16_done:
 	VZEROUPPER
 	RET
 
-DATA splat16_0_chacha<>+0(SB)/4, $0x00000010
-DATA splat16_0_chacha<>+4(SB)/4, $0x00000010
-DATA splat16_0_chacha<>+8(SB)/4, $0x00000010
-DATA splat16_0_chacha<>+12(SB)/4, $0x00000010
-DATA splat16_0_chacha<>+16(SB)/4, $0x00000010
-DATA splat16_0_chacha<>+20(SB)/4, $0x00000010
-DATA splat16_0_chacha<>+24(SB)/4, $0x00000010
-DATA splat16_0_chacha<>+28(SB)/4, $0x00000010
-DATA splat16_0_chacha<>+32(SB)/4, $0x00000010
-DATA splat16_0_chacha<>+36(SB)/4, $0x00000010
-DATA splat16_0_chacha<>+40(SB)/4, $0x00000010
-DATA splat16_0_chacha<>+44(SB)/4, $0x00000010
-DATA splat16_0_chacha<>+48(SB)/4, $0x00000010
-DATA splat16_0_chacha<>+52(SB)/4, $0x00000010
-DATA splat16_0_chacha<>+56(SB)/4, $0x00000010
-DATA splat16_0_chacha<>+60(SB)/4, $0x00000010
-GLOBL splat16_0_chacha<>(SB), RODATA|NOPTR, $64
+DATA splat16_arx<>+0(SB)/4, $0x00000010
+DATA splat16_arx<>+4(SB)/4, $0x00000010
+DATA splat16_arx<>+8(SB)/4, $0x00000010
+DATA splat16_arx<>+12(SB)/4, $0x00000010
+DATA splat16_arx<>+16(SB)/4, $0x00000010
+DATA splat16_arx<>+20(SB)/4, $0x00000010
+DATA splat16_arx<>+24(SB)/4, $0x00000010
+DATA splat16_arx<>+28(SB)/4, $0x00000010
+DATA splat16_arx<>+32(SB)/4, $0x00000010
+DATA splat16_arx<>+36(SB)/4, $0x00000010
+DATA splat16_arx<>+40(SB)/4, $0x00000010
+DATA splat16_arx<>+44(SB)/4, $0x00000010
+DATA splat16_arx<>+48(SB)/4, $0x00000010
+DATA splat16_arx<>+52(SB)/4, $0x00000010
+DATA splat16_arx<>+56(SB)/4, $0x00000010
+DATA splat16_arx<>+60(SB)/4, $0x00000010
+GLOBL splat16_arx<>(SB), RODATA|NOPTR, $64
 
 // func chachaAVX512x16h(s *[16]uint32, rounds int, dst []byte, src []byte, head *[64]byte)
 // Requires: AVX, AVX512F
@@ -2019,7 +2019,7 @@ chachaAVX512x16h_rounds:
 	ADDQ        $0x00000400, DX
 	SUBQ        $0x10, SI
 	VMOVDQU32   2048(R9), Z0
-	VPADDD      splat16_0_chacha<>+0(SB), Z0, Z0
+	VPADDD      splat16_arx<>+0(SB), Z0, Z0
 	VMOVDQU32   Z0, 2048(R9)
 	JMP         chachaAVX512x16h_loop
 
@@ -2172,9 +2172,9 @@ TEXT ·chachaAVX512x8(SB), $0-64
 	VBROADCASTI32X4 16(AX), Z1
 	VBROADCASTI32X4 32(AX), Z2
 	VBROADCASTI32X4 48(AX), Z3
-	VPADDD          row4_0_chacha<>+0(SB), Z3, Z3
+	VPADDD          row0_1_arx<>+0(SB), Z3, Z3
 	VBROADCASTI32X4 48(AX), Z4
-	VPADDD          row4_1_chacha<>+0(SB), Z4, Z4
+	VPADDD          row4_1_arx<>+0(SB), Z4, Z4
 
 chachaAVX512x8_loop:
 	CMPQ      SI, $0x00
@@ -2297,8 +2297,8 @@ chachaAVX512x8_rounds:
 	ADDQ       $0x00000200, BX
 	ADDQ       $0x00000200, DX
 	SUBQ       $0x08, SI
-	VPADDD     rowstep8_0_chacha<>+0(SB), Z3, Z3
-	VPADDD     rowstep8_0_chacha<>+0(SB), Z4, Z4
+	VPADDD     row8_0_arx<>+0(SB), Z3, Z3
+	VPADDD     row8_0_arx<>+0(SB), Z4, Z4
 	JMP        chachaAVX512x8_loop
 
 chachaAVX512x8_partial:
@@ -2368,59 +2368,59 @@ chachaAVX512x8_done:
 	VZEROUPPER
 	RET
 
-DATA row4_0_chacha<>+0(SB)/4, $0x00000000
-DATA row4_0_chacha<>+4(SB)/4, $0x00000000
-DATA row4_0_chacha<>+8(SB)/4, $0x00000000
-DATA row4_0_chacha<>+12(SB)/4, $0x00000000
-DATA row4_0_chacha<>+16(SB)/4, $0x00000001
-DATA row4_0_chacha<>+20(SB)/4, $0x00000000
-DATA row4_0_chacha<>+24(SB)/4, $0x00000000
-DATA row4_0_chacha<>+28(SB)/4, $0x00000000
-DATA row4_0_chacha<>+32(SB)/4, $0x00000002
-DATA row4_0_chacha<>+36(SB)/4, $0x00000000
-DATA row4_0_chacha<>+40(SB)/4, $0x00000000
-DATA row4_0_chacha<>+44(SB)/4, $0x00000000
-DATA row4_0_chacha<>+48(SB)/4, $0x00000003
-DATA row4_0_chacha<>+52(SB)/4, $0x00000000
-DATA row4_0_chacha<>+56(SB)/4, $0x00000000
-DATA row4_0_chacha<>+60(SB)/4, $0x00000000
-GLOBL row4_0_chacha<>(SB), RODATA|NOPTR, $64
+DATA row0_1_arx<>+0(SB)/4, $0x00000000
+DATA row0_1_arx<>+4(SB)/4, $0x00000000
+DATA row0_1_arx<>+8(SB)/4, $0x00000000
+DATA row0_1_arx<>+12(SB)/4, $0x00000000
+DATA row0_1_arx<>+16(SB)/4, $0x00000001
+DATA row0_1_arx<>+20(SB)/4, $0x00000000
+DATA row0_1_arx<>+24(SB)/4, $0x00000000
+DATA row0_1_arx<>+28(SB)/4, $0x00000000
+DATA row0_1_arx<>+32(SB)/4, $0x00000002
+DATA row0_1_arx<>+36(SB)/4, $0x00000000
+DATA row0_1_arx<>+40(SB)/4, $0x00000000
+DATA row0_1_arx<>+44(SB)/4, $0x00000000
+DATA row0_1_arx<>+48(SB)/4, $0x00000003
+DATA row0_1_arx<>+52(SB)/4, $0x00000000
+DATA row0_1_arx<>+56(SB)/4, $0x00000000
+DATA row0_1_arx<>+60(SB)/4, $0x00000000
+GLOBL row0_1_arx<>(SB), RODATA|NOPTR, $64
 
-DATA row4_1_chacha<>+0(SB)/4, $0x00000004
-DATA row4_1_chacha<>+4(SB)/4, $0x00000000
-DATA row4_1_chacha<>+8(SB)/4, $0x00000000
-DATA row4_1_chacha<>+12(SB)/4, $0x00000000
-DATA row4_1_chacha<>+16(SB)/4, $0x00000005
-DATA row4_1_chacha<>+20(SB)/4, $0x00000000
-DATA row4_1_chacha<>+24(SB)/4, $0x00000000
-DATA row4_1_chacha<>+28(SB)/4, $0x00000000
-DATA row4_1_chacha<>+32(SB)/4, $0x00000006
-DATA row4_1_chacha<>+36(SB)/4, $0x00000000
-DATA row4_1_chacha<>+40(SB)/4, $0x00000000
-DATA row4_1_chacha<>+44(SB)/4, $0x00000000
-DATA row4_1_chacha<>+48(SB)/4, $0x00000007
-DATA row4_1_chacha<>+52(SB)/4, $0x00000000
-DATA row4_1_chacha<>+56(SB)/4, $0x00000000
-DATA row4_1_chacha<>+60(SB)/4, $0x00000000
-GLOBL row4_1_chacha<>(SB), RODATA|NOPTR, $64
+DATA row4_1_arx<>+0(SB)/4, $0x00000004
+DATA row4_1_arx<>+4(SB)/4, $0x00000000
+DATA row4_1_arx<>+8(SB)/4, $0x00000000
+DATA row4_1_arx<>+12(SB)/4, $0x00000000
+DATA row4_1_arx<>+16(SB)/4, $0x00000005
+DATA row4_1_arx<>+20(SB)/4, $0x00000000
+DATA row4_1_arx<>+24(SB)/4, $0x00000000
+DATA row4_1_arx<>+28(SB)/4, $0x00000000
+DATA row4_1_arx<>+32(SB)/4, $0x00000006
+DATA row4_1_arx<>+36(SB)/4, $0x00000000
+DATA row4_1_arx<>+40(SB)/4, $0x00000000
+DATA row4_1_arx<>+44(SB)/4, $0x00000000
+DATA row4_1_arx<>+48(SB)/4, $0x00000007
+DATA row4_1_arx<>+52(SB)/4, $0x00000000
+DATA row4_1_arx<>+56(SB)/4, $0x00000000
+DATA row4_1_arx<>+60(SB)/4, $0x00000000
+GLOBL row4_1_arx<>(SB), RODATA|NOPTR, $64
 
-DATA rowstep8_0_chacha<>+0(SB)/4, $0x00000008
-DATA rowstep8_0_chacha<>+4(SB)/4, $0x00000000
-DATA rowstep8_0_chacha<>+8(SB)/4, $0x00000000
-DATA rowstep8_0_chacha<>+12(SB)/4, $0x00000000
-DATA rowstep8_0_chacha<>+16(SB)/4, $0x00000008
-DATA rowstep8_0_chacha<>+20(SB)/4, $0x00000000
-DATA rowstep8_0_chacha<>+24(SB)/4, $0x00000000
-DATA rowstep8_0_chacha<>+28(SB)/4, $0x00000000
-DATA rowstep8_0_chacha<>+32(SB)/4, $0x00000008
-DATA rowstep8_0_chacha<>+36(SB)/4, $0x00000000
-DATA rowstep8_0_chacha<>+40(SB)/4, $0x00000000
-DATA rowstep8_0_chacha<>+44(SB)/4, $0x00000000
-DATA rowstep8_0_chacha<>+48(SB)/4, $0x00000008
-DATA rowstep8_0_chacha<>+52(SB)/4, $0x00000000
-DATA rowstep8_0_chacha<>+56(SB)/4, $0x00000000
-DATA rowstep8_0_chacha<>+60(SB)/4, $0x00000000
-GLOBL rowstep8_0_chacha<>(SB), RODATA|NOPTR, $64
+DATA row8_0_arx<>+0(SB)/4, $0x00000008
+DATA row8_0_arx<>+4(SB)/4, $0x00000000
+DATA row8_0_arx<>+8(SB)/4, $0x00000000
+DATA row8_0_arx<>+12(SB)/4, $0x00000000
+DATA row8_0_arx<>+16(SB)/4, $0x00000008
+DATA row8_0_arx<>+20(SB)/4, $0x00000000
+DATA row8_0_arx<>+24(SB)/4, $0x00000000
+DATA row8_0_arx<>+28(SB)/4, $0x00000000
+DATA row8_0_arx<>+32(SB)/4, $0x00000008
+DATA row8_0_arx<>+36(SB)/4, $0x00000000
+DATA row8_0_arx<>+40(SB)/4, $0x00000000
+DATA row8_0_arx<>+44(SB)/4, $0x00000000
+DATA row8_0_arx<>+48(SB)/4, $0x00000008
+DATA row8_0_arx<>+52(SB)/4, $0x00000000
+DATA row8_0_arx<>+56(SB)/4, $0x00000000
+DATA row8_0_arx<>+60(SB)/4, $0x00000000
+GLOBL row8_0_arx<>(SB), RODATA|NOPTR, $64
 
 // func chachaAVX512x4(s *[16]uint32, rounds int, dst []byte, src []byte)
 // Requires: AVX, AVX512F
@@ -2437,7 +2437,7 @@ TEXT ·chachaAVX512x4(SB), $0-64
 	VBROADCASTI32X4 16(AX), Z1
 	VBROADCASTI32X4 32(AX), Z2
 	VBROADCASTI32X4 48(AX), Z3
-	VPADDD          row4_0_chacha<>+0(SB), Z3, Z3
+	VPADDD          row0_1_arx<>+0(SB), Z3, Z3
 
 chachaAVX512x4_loop:
 	CMPQ      SI, $0x00
@@ -2506,7 +2506,7 @@ chachaAVX512x4_rounds:
 	ADDQ       $0x00000100, BX
 	ADDQ       $0x00000100, DX
 	SUBQ       $0x04, SI
-	VPADDD     rowstep4_0_chacha<>+0(SB), Z3, Z3
+	VPADDD     row4_0_arx<>+0(SB), Z3, Z3
 	JMP        chachaAVX512x4_loop
 
 chachaAVX512x4_partial:
@@ -2544,23 +2544,23 @@ chachaAVX512x4_done:
 	VZEROUPPER
 	RET
 
-DATA rowstep4_0_chacha<>+0(SB)/4, $0x00000004
-DATA rowstep4_0_chacha<>+4(SB)/4, $0x00000000
-DATA rowstep4_0_chacha<>+8(SB)/4, $0x00000000
-DATA rowstep4_0_chacha<>+12(SB)/4, $0x00000000
-DATA rowstep4_0_chacha<>+16(SB)/4, $0x00000004
-DATA rowstep4_0_chacha<>+20(SB)/4, $0x00000000
-DATA rowstep4_0_chacha<>+24(SB)/4, $0x00000000
-DATA rowstep4_0_chacha<>+28(SB)/4, $0x00000000
-DATA rowstep4_0_chacha<>+32(SB)/4, $0x00000004
-DATA rowstep4_0_chacha<>+36(SB)/4, $0x00000000
-DATA rowstep4_0_chacha<>+40(SB)/4, $0x00000000
-DATA rowstep4_0_chacha<>+44(SB)/4, $0x00000000
-DATA rowstep4_0_chacha<>+48(SB)/4, $0x00000004
-DATA rowstep4_0_chacha<>+52(SB)/4, $0x00000000
-DATA rowstep4_0_chacha<>+56(SB)/4, $0x00000000
-DATA rowstep4_0_chacha<>+60(SB)/4, $0x00000000
-GLOBL rowstep4_0_chacha<>(SB), RODATA|NOPTR, $64
+DATA row4_0_arx<>+0(SB)/4, $0x00000004
+DATA row4_0_arx<>+4(SB)/4, $0x00000000
+DATA row4_0_arx<>+8(SB)/4, $0x00000000
+DATA row4_0_arx<>+12(SB)/4, $0x00000000
+DATA row4_0_arx<>+16(SB)/4, $0x00000004
+DATA row4_0_arx<>+20(SB)/4, $0x00000000
+DATA row4_0_arx<>+24(SB)/4, $0x00000000
+DATA row4_0_arx<>+28(SB)/4, $0x00000000
+DATA row4_0_arx<>+32(SB)/4, $0x00000004
+DATA row4_0_arx<>+36(SB)/4, $0x00000000
+DATA row4_0_arx<>+40(SB)/4, $0x00000000
+DATA row4_0_arx<>+44(SB)/4, $0x00000000
+DATA row4_0_arx<>+48(SB)/4, $0x00000004
+DATA row4_0_arx<>+52(SB)/4, $0x00000000
+DATA row4_0_arx<>+56(SB)/4, $0x00000000
+DATA row4_0_arx<>+60(SB)/4, $0x00000000
+GLOBL row4_0_arx<>(SB), RODATA|NOPTR, $64
 
 // func chachaAVX512x2(s *[16]uint32, rounds int, dst []byte, src []byte)
 // Requires: AVX, AVX2, AVX512F, AVX512VL
@@ -2577,7 +2577,7 @@ TEXT ·chachaAVX512x2(SB), $0-64
 	VBROADCASTI128 16(AX), Y1
 	VBROADCASTI128 32(AX), Y2
 	VBROADCASTI128 48(AX), Y3
-	VPADDD         row2_0_chacha<>+0(SB), Y3, Y3
+	VPADDD         row0_1_arx<>+0(SB), Y3, Y3
 
 chachaAVX512x2_loop:
 	CMPQ      SI, $0x00
@@ -2642,7 +2642,7 @@ chachaAVX512x2_rounds:
 	ADDQ       $0x00000080, BX
 	ADDQ       $0x00000080, DX
 	SUBQ       $0x02, SI
-	VPADDD     rowstep2_0_chacha<>+0(SB), Y3, Y3
+	VPADDD     row2_0_arx<>+0(SB), Y3, Y3
 	JMP        chachaAVX512x2_loop
 
 chachaAVX512x2_partial:
@@ -2672,41 +2672,23 @@ chachaAVX512x2_done:
 	VZEROUPPER
 	RET
 
-DATA row2_0_chacha<>+0(SB)/4, $0x00000000
-DATA row2_0_chacha<>+4(SB)/4, $0x00000000
-DATA row2_0_chacha<>+8(SB)/4, $0x00000000
-DATA row2_0_chacha<>+12(SB)/4, $0x00000000
-DATA row2_0_chacha<>+16(SB)/4, $0x00000001
-DATA row2_0_chacha<>+20(SB)/4, $0x00000000
-DATA row2_0_chacha<>+24(SB)/4, $0x00000000
-DATA row2_0_chacha<>+28(SB)/4, $0x00000000
-DATA row2_0_chacha<>+32(SB)/4, $0x00000002
-DATA row2_0_chacha<>+36(SB)/4, $0x00000000
-DATA row2_0_chacha<>+40(SB)/4, $0x00000000
-DATA row2_0_chacha<>+44(SB)/4, $0x00000000
-DATA row2_0_chacha<>+48(SB)/4, $0x00000003
-DATA row2_0_chacha<>+52(SB)/4, $0x00000000
-DATA row2_0_chacha<>+56(SB)/4, $0x00000000
-DATA row2_0_chacha<>+60(SB)/4, $0x00000000
-GLOBL row2_0_chacha<>(SB), RODATA|NOPTR, $64
-
-DATA rowstep2_0_chacha<>+0(SB)/4, $0x00000002
-DATA rowstep2_0_chacha<>+4(SB)/4, $0x00000000
-DATA rowstep2_0_chacha<>+8(SB)/4, $0x00000000
-DATA rowstep2_0_chacha<>+12(SB)/4, $0x00000000
-DATA rowstep2_0_chacha<>+16(SB)/4, $0x00000002
-DATA rowstep2_0_chacha<>+20(SB)/4, $0x00000000
-DATA rowstep2_0_chacha<>+24(SB)/4, $0x00000000
-DATA rowstep2_0_chacha<>+28(SB)/4, $0x00000000
-DATA rowstep2_0_chacha<>+32(SB)/4, $0x00000002
-DATA rowstep2_0_chacha<>+36(SB)/4, $0x00000000
-DATA rowstep2_0_chacha<>+40(SB)/4, $0x00000000
-DATA rowstep2_0_chacha<>+44(SB)/4, $0x00000000
-DATA rowstep2_0_chacha<>+48(SB)/4, $0x00000002
-DATA rowstep2_0_chacha<>+52(SB)/4, $0x00000000
-DATA rowstep2_0_chacha<>+56(SB)/4, $0x00000000
-DATA rowstep2_0_chacha<>+60(SB)/4, $0x00000000
-GLOBL rowstep2_0_chacha<>(SB), RODATA|NOPTR, $64
+DATA row2_0_arx<>+0(SB)/4, $0x00000002
+DATA row2_0_arx<>+4(SB)/4, $0x00000000
+DATA row2_0_arx<>+8(SB)/4, $0x00000000
+DATA row2_0_arx<>+12(SB)/4, $0x00000000
+DATA row2_0_arx<>+16(SB)/4, $0x00000002
+DATA row2_0_arx<>+20(SB)/4, $0x00000000
+DATA row2_0_arx<>+24(SB)/4, $0x00000000
+DATA row2_0_arx<>+28(SB)/4, $0x00000000
+DATA row2_0_arx<>+32(SB)/4, $0x00000002
+DATA row2_0_arx<>+36(SB)/4, $0x00000000
+DATA row2_0_arx<>+40(SB)/4, $0x00000000
+DATA row2_0_arx<>+44(SB)/4, $0x00000000
+DATA row2_0_arx<>+48(SB)/4, $0x00000002
+DATA row2_0_arx<>+52(SB)/4, $0x00000000
+DATA row2_0_arx<>+56(SB)/4, $0x00000000
+DATA row2_0_arx<>+60(SB)/4, $0x00000000
+GLOBL row2_0_arx<>(SB), RODATA|NOPTR, $64
 
 // func chachaAVX512x1(s *[16]uint32, rounds int, dst []byte, src []byte)
 // Requires: AVX, AVX512F, AVX512VL
@@ -2781,7 +2763,7 @@ chachaAVX512x1_rounds:
 	ADDQ      $0x00000040, BX
 	ADDQ      $0x00000040, DX
 	SUBQ      $0x01, SI
-	VPADDD    rowstep1_0_chacha<>+0(SB), X3, X3
+	VPADDD    row1_0_arx<>+0(SB), X3, X3
 	JMP       chachaAVX512x1_loop
 
 chachaAVX512x1_done:
@@ -2789,23 +2771,23 @@ chachaAVX512x1_done:
 	VZEROUPPER
 	RET
 
-DATA rowstep1_0_chacha<>+0(SB)/4, $0x00000001
-DATA rowstep1_0_chacha<>+4(SB)/4, $0x00000000
-DATA rowstep1_0_chacha<>+8(SB)/4, $0x00000000
-DATA rowstep1_0_chacha<>+12(SB)/4, $0x00000000
-DATA rowstep1_0_chacha<>+16(SB)/4, $0x00000001
-DATA rowstep1_0_chacha<>+20(SB)/4, $0x00000000
-DATA rowstep1_0_chacha<>+24(SB)/4, $0x00000000
-DATA rowstep1_0_chacha<>+28(SB)/4, $0x00000000
-DATA rowstep1_0_chacha<>+32(SB)/4, $0x00000001
-DATA rowstep1_0_chacha<>+36(SB)/4, $0x00000000
-DATA rowstep1_0_chacha<>+40(SB)/4, $0x00000000
-DATA rowstep1_0_chacha<>+44(SB)/4, $0x00000000
-DATA rowstep1_0_chacha<>+48(SB)/4, $0x00000001
-DATA rowstep1_0_chacha<>+52(SB)/4, $0x00000000
-DATA rowstep1_0_chacha<>+56(SB)/4, $0x00000000
-DATA rowstep1_0_chacha<>+60(SB)/4, $0x00000000
-GLOBL rowstep1_0_chacha<>(SB), RODATA|NOPTR, $64
+DATA row1_0_arx<>+0(SB)/4, $0x00000001
+DATA row1_0_arx<>+4(SB)/4, $0x00000000
+DATA row1_0_arx<>+8(SB)/4, $0x00000000
+DATA row1_0_arx<>+12(SB)/4, $0x00000000
+DATA row1_0_arx<>+16(SB)/4, $0x00000001
+DATA row1_0_arx<>+20(SB)/4, $0x00000000
+DATA row1_0_arx<>+24(SB)/4, $0x00000000
+DATA row1_0_arx<>+28(SB)/4, $0x00000000
+DATA row1_0_arx<>+32(SB)/4, $0x00000001
+DATA row1_0_arx<>+36(SB)/4, $0x00000000
+DATA row1_0_arx<>+40(SB)/4, $0x00000000
+DATA row1_0_arx<>+44(SB)/4, $0x00000000
+DATA row1_0_arx<>+48(SB)/4, $0x00000001
+DATA row1_0_arx<>+52(SB)/4, $0x00000000
+DATA row1_0_arx<>+56(SB)/4, $0x00000000
+DATA row1_0_arx<>+60(SB)/4, $0x00000000
+GLOBL row1_0_arx<>(SB), RODATA|NOPTR, $64
 
 // func chachaAVX2x8(s *[16]uint32, rounds int, dst []byte, src []byte)
 // Requires: AVX, AVX2
@@ -2926,7 +2908,7 @@ TEXT ·chachaAVX2x8(SB), $1248-64
 	VMOVDQU      Y2, 864(R8)
 	VMOVDQU      Y3, 992(R8)
 	VMOVDQU      384(R8), Y0
-	VPADDD       lane8_0_chacha<>+0(SB), Y0, Y0
+	VPADDD       lane8_0_arx<>+0(SB), Y0, Y0
 	VMOVDQU      Y0, 1024(R8)
 
 chachaAVX2x8_loop:
@@ -3282,7 +3264,7 @@ chachaAVX2x8_rounds:
 	ADDQ        $0x00000200, DX
 	SUBQ        $0x08, SI
 	VMOVDQU     1024(R8), Y0
-	VPADDD      splat8_0_chacha<>+0(SB), Y0, Y0
+	VPADDD      splat8_arx<>+0(SB), Y0, Y0
 	VMOVDQU     Y0, 1024(R8)
 	JMP         chachaAVX2x8_loop
 
@@ -3483,41 +3465,41 @@ DATA rot8_arx<>+56(SB)/4, $0x0a09080b
 DATA rot8_arx<>+60(SB)/4, $0x0e0d0c0f
 GLOBL rot8_arx<>(SB), RODATA|NOPTR, $64
 
-DATA lane8_0_chacha<>+0(SB)/4, $0x00000000
-DATA lane8_0_chacha<>+4(SB)/4, $0x00000001
-DATA lane8_0_chacha<>+8(SB)/4, $0x00000002
-DATA lane8_0_chacha<>+12(SB)/4, $0x00000003
-DATA lane8_0_chacha<>+16(SB)/4, $0x00000004
-DATA lane8_0_chacha<>+20(SB)/4, $0x00000005
-DATA lane8_0_chacha<>+24(SB)/4, $0x00000006
-DATA lane8_0_chacha<>+28(SB)/4, $0x00000007
-DATA lane8_0_chacha<>+32(SB)/4, $0x00000000
-DATA lane8_0_chacha<>+36(SB)/4, $0x00000001
-DATA lane8_0_chacha<>+40(SB)/4, $0x00000002
-DATA lane8_0_chacha<>+44(SB)/4, $0x00000003
-DATA lane8_0_chacha<>+48(SB)/4, $0x00000004
-DATA lane8_0_chacha<>+52(SB)/4, $0x00000005
-DATA lane8_0_chacha<>+56(SB)/4, $0x00000006
-DATA lane8_0_chacha<>+60(SB)/4, $0x00000007
-GLOBL lane8_0_chacha<>(SB), RODATA|NOPTR, $64
+DATA lane8_0_arx<>+0(SB)/4, $0x00000000
+DATA lane8_0_arx<>+4(SB)/4, $0x00000001
+DATA lane8_0_arx<>+8(SB)/4, $0x00000002
+DATA lane8_0_arx<>+12(SB)/4, $0x00000003
+DATA lane8_0_arx<>+16(SB)/4, $0x00000004
+DATA lane8_0_arx<>+20(SB)/4, $0x00000005
+DATA lane8_0_arx<>+24(SB)/4, $0x00000006
+DATA lane8_0_arx<>+28(SB)/4, $0x00000007
+DATA lane8_0_arx<>+32(SB)/4, $0x00000000
+DATA lane8_0_arx<>+36(SB)/4, $0x00000001
+DATA lane8_0_arx<>+40(SB)/4, $0x00000002
+DATA lane8_0_arx<>+44(SB)/4, $0x00000003
+DATA lane8_0_arx<>+48(SB)/4, $0x00000004
+DATA lane8_0_arx<>+52(SB)/4, $0x00000005
+DATA lane8_0_arx<>+56(SB)/4, $0x00000006
+DATA lane8_0_arx<>+60(SB)/4, $0x00000007
+GLOBL lane8_0_arx<>(SB), RODATA|NOPTR, $64
 
-DATA splat8_0_chacha<>+0(SB)/4, $0x00000008
-DATA splat8_0_chacha<>+4(SB)/4, $0x00000008
-DATA splat8_0_chacha<>+8(SB)/4, $0x00000008
-DATA splat8_0_chacha<>+12(SB)/4, $0x00000008
-DATA splat8_0_chacha<>+16(SB)/4, $0x00000008
-DATA splat8_0_chacha<>+20(SB)/4, $0x00000008
-DATA splat8_0_chacha<>+24(SB)/4, $0x00000008
-DATA splat8_0_chacha<>+28(SB)/4, $0x00000008
-DATA splat8_0_chacha<>+32(SB)/4, $0x00000008
-DATA splat8_0_chacha<>+36(SB)/4, $0x00000008
-DATA splat8_0_chacha<>+40(SB)/4, $0x00000008
-DATA splat8_0_chacha<>+44(SB)/4, $0x00000008
-DATA splat8_0_chacha<>+48(SB)/4, $0x00000008
-DATA splat8_0_chacha<>+52(SB)/4, $0x00000008
-DATA splat8_0_chacha<>+56(SB)/4, $0x00000008
-DATA splat8_0_chacha<>+60(SB)/4, $0x00000008
-GLOBL splat8_0_chacha<>(SB), RODATA|NOPTR, $64
+DATA splat8_arx<>+0(SB)/4, $0x00000008
+DATA splat8_arx<>+4(SB)/4, $0x00000008
+DATA splat8_arx<>+8(SB)/4, $0x00000008
+DATA splat8_arx<>+12(SB)/4, $0x00000008
+DATA splat8_arx<>+16(SB)/4, $0x00000008
+DATA splat8_arx<>+20(SB)/4, $0x00000008
+DATA splat8_arx<>+24(SB)/4, $0x00000008
+DATA splat8_arx<>+28(SB)/4, $0x00000008
+DATA splat8_arx<>+32(SB)/4, $0x00000008
+DATA splat8_arx<>+36(SB)/4, $0x00000008
+DATA splat8_arx<>+40(SB)/4, $0x00000008
+DATA splat8_arx<>+44(SB)/4, $0x00000008
+DATA splat8_arx<>+48(SB)/4, $0x00000008
+DATA splat8_arx<>+52(SB)/4, $0x00000008
+DATA splat8_arx<>+56(SB)/4, $0x00000008
+DATA splat8_arx<>+60(SB)/4, $0x00000008
+GLOBL splat8_arx<>(SB), RODATA|NOPTR, $64
 
 // func chachaAVX2x2(s *[16]uint32, rounds int, dst []byte, src []byte)
 // Requires: AVX, AVX2
@@ -3534,7 +3516,7 @@ TEXT ·chachaAVX2x2(SB), $0-64
 	VBROADCASTI128 16(AX), Y1
 	VBROADCASTI128 32(AX), Y2
 	VBROADCASTI128 48(AX), Y3
-	VPADDD         row2_0_chacha<>+0(SB), Y3, Y3
+	VPADDD         row0_1_arx<>+0(SB), Y3, Y3
 
 chachaAVX2x2_loop:
 	CMPQ    SI, $0x00
@@ -3607,7 +3589,7 @@ chachaAVX2x2_rounds:
 	ADDQ       $0x00000080, BX
 	ADDQ       $0x00000080, DX
 	SUBQ       $0x02, SI
-	VPADDD     rowstep2_0_chacha<>+0(SB), Y3, Y3
+	VPADDD     row2_0_arx<>+0(SB), Y3, Y3
 	JMP        chachaAVX2x2_loop
 
 chachaAVX2x2_partial:
@@ -3794,7 +3776,7 @@ TEXT ·chachaSSSE3x4(SB), $656-64
 	MOVOU  X2, 432(R8)
 	MOVOU  X3, 496(R8)
 	MOVOU  192(R8), X0
-	PADDL  lane4_0_chacha<>+0(SB), X0
+	PADDL  lane4_0_arx<>+0(SB), X0
 	MOVOU  X0, 512(R8)
 
 chachaSSSE3x4_loop:
@@ -4192,7 +4174,7 @@ chachaSSSE3x4_rounds:
 	ADDQ       $0x00000100, DX
 	SUBQ       $0x04, SI
 	MOVOU      512(R8), X0
-	PADDL      splat4_0_chacha<>+0(SB), X0
+	PADDL      splat4_arx<>+0(SB), X0
 	MOVOU      X0, 512(R8)
 	JMP        chachaSSSE3x4_loop
 
@@ -4364,41 +4346,41 @@ chachaSSSE3x4_done:
 	ADDL DI, 48(AX)
 	RET
 
-DATA lane4_0_chacha<>+0(SB)/4, $0x00000000
-DATA lane4_0_chacha<>+4(SB)/4, $0x00000001
-DATA lane4_0_chacha<>+8(SB)/4, $0x00000002
-DATA lane4_0_chacha<>+12(SB)/4, $0x00000003
-DATA lane4_0_chacha<>+16(SB)/4, $0x00000000
-DATA lane4_0_chacha<>+20(SB)/4, $0x00000001
-DATA lane4_0_chacha<>+24(SB)/4, $0x00000002
-DATA lane4_0_chacha<>+28(SB)/4, $0x00000003
-DATA lane4_0_chacha<>+32(SB)/4, $0x00000000
-DATA lane4_0_chacha<>+36(SB)/4, $0x00000001
-DATA lane4_0_chacha<>+40(SB)/4, $0x00000002
-DATA lane4_0_chacha<>+44(SB)/4, $0x00000003
-DATA lane4_0_chacha<>+48(SB)/4, $0x00000000
-DATA lane4_0_chacha<>+52(SB)/4, $0x00000001
-DATA lane4_0_chacha<>+56(SB)/4, $0x00000002
-DATA lane4_0_chacha<>+60(SB)/4, $0x00000003
-GLOBL lane4_0_chacha<>(SB), RODATA|NOPTR, $64
+DATA lane4_0_arx<>+0(SB)/4, $0x00000000
+DATA lane4_0_arx<>+4(SB)/4, $0x00000001
+DATA lane4_0_arx<>+8(SB)/4, $0x00000002
+DATA lane4_0_arx<>+12(SB)/4, $0x00000003
+DATA lane4_0_arx<>+16(SB)/4, $0x00000000
+DATA lane4_0_arx<>+20(SB)/4, $0x00000001
+DATA lane4_0_arx<>+24(SB)/4, $0x00000002
+DATA lane4_0_arx<>+28(SB)/4, $0x00000003
+DATA lane4_0_arx<>+32(SB)/4, $0x00000000
+DATA lane4_0_arx<>+36(SB)/4, $0x00000001
+DATA lane4_0_arx<>+40(SB)/4, $0x00000002
+DATA lane4_0_arx<>+44(SB)/4, $0x00000003
+DATA lane4_0_arx<>+48(SB)/4, $0x00000000
+DATA lane4_0_arx<>+52(SB)/4, $0x00000001
+DATA lane4_0_arx<>+56(SB)/4, $0x00000002
+DATA lane4_0_arx<>+60(SB)/4, $0x00000003
+GLOBL lane4_0_arx<>(SB), RODATA|NOPTR, $64
 
-DATA splat4_0_chacha<>+0(SB)/4, $0x00000004
-DATA splat4_0_chacha<>+4(SB)/4, $0x00000004
-DATA splat4_0_chacha<>+8(SB)/4, $0x00000004
-DATA splat4_0_chacha<>+12(SB)/4, $0x00000004
-DATA splat4_0_chacha<>+16(SB)/4, $0x00000004
-DATA splat4_0_chacha<>+20(SB)/4, $0x00000004
-DATA splat4_0_chacha<>+24(SB)/4, $0x00000004
-DATA splat4_0_chacha<>+28(SB)/4, $0x00000004
-DATA splat4_0_chacha<>+32(SB)/4, $0x00000004
-DATA splat4_0_chacha<>+36(SB)/4, $0x00000004
-DATA splat4_0_chacha<>+40(SB)/4, $0x00000004
-DATA splat4_0_chacha<>+44(SB)/4, $0x00000004
-DATA splat4_0_chacha<>+48(SB)/4, $0x00000004
-DATA splat4_0_chacha<>+52(SB)/4, $0x00000004
-DATA splat4_0_chacha<>+56(SB)/4, $0x00000004
-DATA splat4_0_chacha<>+60(SB)/4, $0x00000004
-GLOBL splat4_0_chacha<>(SB), RODATA|NOPTR, $64
+DATA splat4_arx<>+0(SB)/4, $0x00000004
+DATA splat4_arx<>+4(SB)/4, $0x00000004
+DATA splat4_arx<>+8(SB)/4, $0x00000004
+DATA splat4_arx<>+12(SB)/4, $0x00000004
+DATA splat4_arx<>+16(SB)/4, $0x00000004
+DATA splat4_arx<>+20(SB)/4, $0x00000004
+DATA splat4_arx<>+24(SB)/4, $0x00000004
+DATA splat4_arx<>+28(SB)/4, $0x00000004
+DATA splat4_arx<>+32(SB)/4, $0x00000004
+DATA splat4_arx<>+36(SB)/4, $0x00000004
+DATA splat4_arx<>+40(SB)/4, $0x00000004
+DATA splat4_arx<>+44(SB)/4, $0x00000004
+DATA splat4_arx<>+48(SB)/4, $0x00000004
+DATA splat4_arx<>+52(SB)/4, $0x00000004
+DATA splat4_arx<>+56(SB)/4, $0x00000004
+DATA splat4_arx<>+60(SB)/4, $0x00000004
+GLOBL splat4_arx<>(SB), RODATA|NOPTR, $64
 
 // func chachaSSSE3x1(s *[16]uint32, rounds int, dst []byte, src []byte)
 // Requires: SSE2, SSSE3
@@ -4489,7 +4471,7 @@ chachaSSSE3x1_rounds:
 	ADDQ   $0x00000040, BX
 	ADDQ   $0x00000040, DX
 	SUBQ   $0x01, SI
-	PADDL  rowstep1_0_chacha<>+0(SB), X3
+	PADDL  row1_0_arx<>+0(SB), X3
 	JMP    chachaSSSE3x1_loop
 
 chachaSSSE3x1_done:

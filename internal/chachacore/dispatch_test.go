@@ -1,20 +1,14 @@
 package chachacore
 
 import (
-	"os"
 	"testing"
 
-	"github.com/stretchr/testify/require"
+	"github.com/spipe-dev/spipe/internal/testutil/kerneltest"
 )
 
-// TestDispatchPicksBestKernel fails if dispatch settled for less than the
-// best path the CPU offers (bestKernel asks x/sys/cpu independently of the
-// registration code), which is how a kernel that faults or is wrongly gated
-// would hide. SPIPE_EXPECT_KERNEL names the path a CI job requires, so a run
-// under an emulated CPU model also proves it tested the path it meant to.
+// TestDispatchPicksBestKernel fails if dispatch fell back to a lesser path
+// than the CPU offers, or than SPIPE_EXPECT_KERNEL names under qemu (see
+// kerneltest.DispatchPicksBest).
 func TestDispatchPicksBestKernel(t *testing.T) {
-	require.Equal(t, bestKernel(), Kernel(), "kernels available: %v", Kernels())
-	if want := os.Getenv("SPIPE_EXPECT_KERNEL"); want != "" {
-		require.Equal(t, want, Kernel(), "SPIPE_EXPECT_KERNEL")
-	}
+	kerneltest.DispatchPicksBest(t, core.Switch)
 }

@@ -38,7 +38,7 @@ func TestRFC8439QuarterRound(t *testing.T) {
 	}
 }
 
-// TestRFC8439BlockFunction checks XORKeyStreamBlocks, on every kernel this
+// TestRFC8439BlockFunction checks XORKeyStream, on every kernel this
 // CPU runs, against the serialized blocks of RFC 8439 sections 2.3.2 and
 // A.1: XORed into zeros, one block must equal the keystream, and the low
 // counter word must advance by exactly one while no other word changes.
@@ -55,7 +55,7 @@ func TestRFC8439BlockFunction(t *testing.T) {
 			s[12] = uint32(c.Counter)
 			before := s
 			got := make([]byte, BlockSize)
-			XORKeyStreamBlocks(&s, 20, got, got)
+			XORKeyStream(&s, 20, got, got)
 			assert.Equal(t, []byte(c.Keystream), got, c.ID)
 
 			want := before

@@ -8,8 +8,6 @@ import (
 	"github.com/spipe-dev/spipe/internal/impl"
 )
 
-//go:generate sh -c "cd ../../asmgen && go run ./chacha -out ../internal/chachacore/chacha_amd64.s -stubs ../internal/chachacore/chacha_stubs_amd64.go -pkg chachacore"
-
 // The kernels' "Requires:" lines in chacha_amd64.s list the extensions each
 // uses; these gates must cover them. x/sys/cpu reports AVX and AVX-512 only
 // when the OS saves the wider registers (XCR0), so no separate OS check.
@@ -26,8 +24,21 @@ const (
 	avx512Kernel
 )
 
-// xorArch runs the tier XORKeyStreamBlocks selected.
-func xorArch(id impl.ID, s *State, rounds int, dst, src []byte) {
+// xorBlocks XORs len(src)/BlockSize key stream blocks into dst with
+// implementation id, one kernel call (the callers bound its length),
+// starting at the block counter and advancing its low word modulo 2^32:
+// the kernels' contract, under which no other word of s changes. The
+// kernels trust the lengths, so a caller's broken promise (len(dst) >=
+// len(src)) panics here rather than writing past the end of dst.
+//
+// It is a switch of direct calls (see package impl): callers such as
+// pkg/aead pass state and scratch blocks on their stack. id comes last so
+// that XORKeyStream passes its own arguments on in the registers they
+// came in.
+func xorBlocks(s *State, rounds int, dst, src []byte, id impl.ID) {
+	if len(dst) < len(src) {
+		panic("chachacore: output smaller than input")
+	}
 	switch id {
 	case avx512Kernel:
 		xorAVX512(s, rounds, dst, src)
@@ -35,6 +46,8 @@ func xorArch(id impl.ID, s *State, rounds int, dst, src []byte) {
 		xorAVX2(s, rounds, dst, src)
 	case ssse3Kernel:
 		xorSSSE3(s, rounds, dst, src)
+	case impl.Generic:
+		xorBlocksGeneric(s, rounds, dst, src)
 	default:
 		panic("chachacore: unknown kernel")
 	}
@@ -52,7 +65,6 @@ func init() {
 // the row-layout kernels, whose latency-bound rounds cost the same for 1 to
 // 4 blocks (8 with two sets) instead of paying for 16.
 func xorAVX512(s *State, rounds int, dst, src []byte) {
-	checkOutput(dst, src)
 	if n := len(src) &^ (32*BlockSize - 1); n > 0 {
 		chachaAVX512x32(s, rounds, dst[:n], src[:n])
 		dst, src = dst[n:], src[n:]
@@ -71,27 +83,25 @@ func xorAVX512(s *State, rounds int, dst, src []byte) {
 	}
 }
 
-// headArch runs XORKeyStreamHead with the head block inside a kernel call
-// where the kernel has one and reports whether it did: the AVX-512 16-block
-// kernel takes the head beside the first group when there are at least 9
-// message blocks (a group costs the same for 9 to 16), and the rest goes
-// through xorAVX512. With fewer, a row kernel for the head and one for the
-// message cost less than a whole group.
-func headArch(id impl.ID, s *State, rounds int, head *[BlockSize]byte, dst, src []byte) bool {
+// headArch computes XORKeyStreamHead's head block inside a kernel call
+// where the kernel has one, with the first message blocks, and returns how
+// many message bytes it took (none without such a kernel): the AVX-512
+// 16-block kernel takes the head beside the first group when there are at
+// least 9 message blocks (a group costs the same for 9 to 16). With fewer,
+// a row kernel for the head and one for the message cost less than a whole
+// group.
+func headArch(id impl.ID, s *State, rounds int, head *[BlockSize]byte, dst, src []byte) int {
 	if id != avx512Kernel || len(src) < 9*BlockSize {
-		return false
+		return 0
 	}
-	checkOutput(dst, src)
 	n := min(len(src), 16*BlockSize) &^ (BlockSize - 1)
 	chachaAVX512x16h(s, rounds, dst[:n], src[:n], head)
-	xorAVX512(s, rounds, dst[n:], src[n:])
-	return true
+	return n
 }
 
 // xorAVX2 runs whole and partial groups of 8 through the vertical kernel and
 // inputs of up to 4 blocks through the 2-block row kernel.
 func xorAVX2(s *State, rounds int, dst, src []byte) {
-	checkOutput(dst, src)
 	if len(src) > 4*BlockSize {
 		chachaAVX2x8(s, rounds, dst, src)
 		return
@@ -102,19 +112,9 @@ func xorAVX2(s *State, rounds int, dst, src []byte) {
 // xorSSSE3 runs groups of 4 through the vertical kernel and a single block
 // through the row kernel.
 func xorSSSE3(s *State, rounds int, dst, src []byte) {
-	checkOutput(dst, src)
 	if len(src) > BlockSize {
 		chachaSSSE3x4(s, rounds, dst, src)
 		return
 	}
 	chachaSSSE3x1(s, rounds, dst, src)
-}
-
-// checkOutput turns a caller's broken promise (len(dst) >= len(src)) into a
-// panic: the kernels trust the lengths, so it would otherwise be a write
-// past the end of dst.
-func checkOutput(dst, src []byte) {
-	if len(dst) < len(src) {
-		panic("chachacore: output smaller than input")
-	}
 }

@@ -4,12 +4,13 @@ package chachacore
 
 import "github.com/spipe-dev/spipe/internal/impl"
 
-// xorArch is never reached without assembly kernels: only the generic
-// implementation is registered.
-func xorArch(impl.ID, *State, int, []byte, []byte) {
-	panic("chachacore: no assembly kernels in this build")
+// xorBlocks XORs len(src)/BlockSize key stream blocks into dst with the
+// generic implementation, the only one without assembly kernels, and
+// advances the low counter word modulo 2^32.
+func xorBlocks(s *State, rounds int, dst, src []byte, _ impl.ID) {
+	xorBlocksGeneric(s, rounds, dst, src)
 }
 
 // headArch never runs a kernel without assembly: XORKeyStreamHead does the
 // two steps itself.
-func headArch(impl.ID, *State, int, *[BlockSize]byte, []byte, []byte) bool { return false }
+func headArch(impl.ID, *State, int, *[BlockSize]byte, []byte, []byte) int { return 0 }

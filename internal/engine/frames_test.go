@@ -40,9 +40,9 @@ func (r *recorder) TransferError(err error) {
 	r.failures = append(r.failures, err)
 }
 
-// spipeSink is a spipe server that reads a whole stream and answers with
-// its SHA-256; it returns its address.
-func spipeSink(t *testing.T, cfg *spipe.Config) string {
+// spipeServer runs serve on every connection a spipe server accepts until
+// the test ends, and closes it afterwards; it returns its address.
+func spipeServer(t *testing.T, cfg *spipe.Config, serve func(*spipe.Conn)) string {
 	ln := listenTCP(t)
 	go func() {
 		for {
@@ -53,17 +53,52 @@ func spipeSink(t *testing.T, cfg *spipe.Config) string {
 			go func() {
 				sc := spipe.Server(c, cfg)
 				defer sc.Close()
-				h := sha256.New()
-				if _, err := io.Copy(h, sc); err != nil {
-					return
-				}
-				sc.Write(h.Sum(nil))
-				sc.CloseWrite()
+				serve(sc)
 			}()
 		}
 	}()
 	t.Cleanup(func() { ln.Close() })
 	return ln.Addr().String()
+}
+
+// spipeSink is a spipe server that reads a whole stream and answers with
+// its SHA-256; it returns its address.
+func spipeSink(t *testing.T, cfg *spipe.Config) string {
+	return spipeServer(t, cfg, func(sc *spipe.Conn) {
+		h := sha256.New()
+		if _, err := io.Copy(h, sc); err != nil {
+			return
+		}
+		sc.Write(h.Sum(nil))
+		sc.CloseWrite()
+	})
+}
+
+// spipeSource is a spipe server that sends n bytes, then its close-write;
+// it returns its address.
+func spipeSource(t *testing.T, cfg *spipe.Config, n int) string {
+	return spipeServer(t, cfg, func(sc *spipe.Conn) {
+		if _, err := sc.Write(make([]byte, n)); err != nil {
+			return
+		}
+		sc.CloseWrite()
+	})
+}
+
+// firstFailure waits for obs's first transfer failure, which must be a
+// TransferError, and returns it.
+func firstFailure(t *testing.T, obs *recorder) *TransferError {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		obs.mu.Lock()
+		defer obs.mu.Unlock()
+		return len(obs.failures) > 0
+	}, 10*time.Second, 10*time.Millisecond)
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	var te *TransferError
+	require.True(t, errors.As(obs.failures[0], &te), "%v", obs.failures[0])
+	return te
 }
 
 // connectSide is a forwarder shaped like "spipe connect": plaintext in,
@@ -135,13 +170,50 @@ func TestCopyIntoFramesNamesTheFailingSide(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // let the forwarder connect and start copying
 	require.NoError(t, c.(*net.TCPConn).SetLinger(0))
 	require.NoError(t, c.Close())
-	require.Eventually(t, func() bool {
-		obs.mu.Lock()
-		defer obs.mu.Unlock()
-		return len(obs.failures) > 0
-	}, 10*time.Second, 10*time.Millisecond)
-	var te *TransferError
-	require.True(t, errors.As(obs.failures[0], &te), "%v", obs.failures[0])
+	te := firstFailure(t, obs)
 	assert.Equal(t, "client", te.Side)
 	assert.Equal(t, "read", te.Op)
+}
+
+// TestCopyFromFrames: the spipe side's frames reach the plaintext side
+// through its WriteTo intact and counted, frames larger than 64 KiB
+// included, and its close-write ends the plaintext stream cleanly.
+func TestCopyFromFrames(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.MaxPayload = spipe.MaxPayloadLimit
+	obs := &recorder{}
+	const n = 5 << 20
+	addr := connectSide(t, spipeSource(t, cfg, n), cfg, obs)
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.SetDeadline(time.Now().Add(20*time.Second)))
+	got, err := io.ReadAll(c)
+	require.NoError(t, err)
+	assert.Equal(t, make([]byte, n), got)
+	assert.Eventually(t, func() bool {
+		obs.mu.Lock()
+		defer obs.mu.Unlock()
+		return obs.toPeer == n
+	}, 10*time.Second, 10*time.Millisecond, "bytes counted back")
+}
+
+// TestCopyFromFramesNamesTheFailingSide: a plaintext client that has
+// ended its own stream and then resets while frames are coming is a
+// failed write on the client side, not a failed read of the spipe side.
+func TestCopyFromFramesNamesTheFailingSide(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.MaxPayload = spipe.MaxPayloadLimit
+	obs := &recorder{}
+	addr := connectSide(t, spipeSource(t, cfg, 1<<30), cfg, obs)
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	require.NoError(t, c.(*net.TCPConn).CloseWrite()) // the other direction ends cleanly
+	_, err = io.ReadFull(c, make([]byte, 10_000))
+	require.NoError(t, err)
+	require.NoError(t, c.(*net.TCPConn).SetLinger(0))
+	require.NoError(t, c.Close())
+	te := firstFailure(t, obs)
+	assert.Equal(t, "client", te.Side)
+	assert.Equal(t, "write", te.Op)
 }

@@ -14,8 +14,9 @@ import (
 	"github.com/spipe-dev/spipe/pkg/spipe/mux"
 )
 
-// bufSize matches the protocol's default maximum frame payload, so one
-// read from the plaintext side becomes one frame.
+// bufSize is the buffer of a copy between two plaintext connections (the
+// benchmarks' relay pair, spipe's engine with encryption off). Copies into
+// and out of a spipe connection go through its frame buffers instead.
 const bufSize = 64 << 10
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, bufSize); return &b }}
@@ -89,6 +90,9 @@ func (f *Forwarder) copyHalf(dst, src Conn, toTarget bool, idle *idleWatch) (int
 	if fw, ok := framed(dst); ok {
 		return copyIntoFrames(fw, src, toTarget, idle, obs, srcSide, dstSide)
 	}
+	if sc, ok := src.(*spipe.Conn); ok {
+		return copyFromFrames(dst, sc, toTarget, idle, obs, srcSide, dstSide)
+	}
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
 	buf := *bp
@@ -106,15 +110,28 @@ func (f *Forwarder) copyHalf(dst, src Conn, toTarget bool, idle *idleWatch) (int
 			idle.touch()
 		}
 		if rerr == io.EOF {
-			if err := dst.CloseWrite(); err != nil {
-				return n, &TransferError{Side: dstSide, Op: "close-write", Err: err}
-			}
-			return n, nil
+			return endCopy(dst, n, nil, nil, srcSide, dstSide)
 		}
 		if rerr != nil {
 			return n, &TransferError{Side: srcSide, Op: "read", Err: rerr}
 		}
 	}
+}
+
+// endCopy ends a copy of n bytes into dst: with the source's error (srcErr)
+// or the destination's (dstErr) as a TransferError naming its side, or, if
+// both are nil (the source ended), by half-closing dst.
+func endCopy(dst Conn, n int64, srcErr, dstErr error, srcSide, dstSide string) (int64, error) {
+	switch {
+	case srcErr != nil:
+		return n, &TransferError{Side: srcSide, Op: "read", Err: srcErr}
+	case dstErr != nil:
+		return n, &TransferError{Side: dstSide, Op: "write", Err: dstErr}
+	}
+	if err := dst.CloseWrite(); err != nil {
+		return n, &TransferError{Side: dstSide, Op: "close-write", Err: err}
+	}
+	return n, nil
 }
 
 // frameWriter is a destination that sends what its ReadFrom reads in
@@ -145,16 +162,10 @@ func copyIntoFrames(dst frameWriter, src Conn, toTarget bool, idle *idleWatch, o
 	r := &watchedReader{r: src, idle: idle, obs: obs, toTarget: toTarget}
 	n, err := dst.ReadFrom(r)
 	obs.Bytes(toTarget, int(n-r.counted))
-	switch {
-	case r.err != nil:
-		return n, &TransferError{Side: srcSide, Op: "read", Err: r.err}
-	case err != nil:
-		return n, &TransferError{Side: dstSide, Op: "write", Err: err}
+	if r.err != nil {
+		err = nil // ReadFrom's error is src's own
 	}
-	if err := dst.CloseWrite(); err != nil {
-		return n, &TransferError{Side: dstSide, Op: "close-write", Err: err}
-	}
-	return n, nil
+	return endCopy(dst, n, r.err, err, srcSide, dstSide)
 }
 
 // watchedReader is the source of a ReadFrom. ReadFrom asks for more only
@@ -183,6 +194,47 @@ func (w *watchedReader) Read(p []byte) (int, error) {
 		w.pending = n
 	}
 	if err != nil && err != io.EOF {
+		w.err = err
+	}
+	return n, err
+}
+
+// copyFromFrames is copyHalf from a spipe connection: its WriteTo opens
+// each frame in place and writes its data to dst straight from the frame,
+// so the plaintext passes through no buffer of ours, and a frame larger
+// than one (the tool's large frames, see pkg/spipe's tiers) is still one
+// write. dst is wrapped to keep what copyHalf does per chunk (idle clock,
+// byte count) and to tell dst's errors from the connection's.
+func copyFromFrames(dst Conn, src *spipe.Conn, toTarget bool, idle *idleWatch, obs Observer, srcSide, dstSide string) (int64, error) {
+	w := &watchedWriter{w: dst, idle: idle, obs: obs, toTarget: toTarget}
+	n, err := src.WriteTo(w)
+	if w.err != nil {
+		err = nil // WriteTo's error is dst's own
+	}
+	return endCopy(dst, n, err, w.err, srcSide, dstSide)
+}
+
+// watchedWriter is the destination of a WriteTo: each write is activity
+// and forwarded bytes.
+type watchedWriter struct {
+	w        Conn
+	idle     *idleWatch
+	obs      Observer
+	toTarget bool
+	err      error // the destination's own error
+}
+
+func (w *watchedWriter) Write(p []byte) (int, error) {
+	w.idle.touch()
+	n, err := w.w.Write(p)
+	if n > 0 {
+		w.idle.touch()
+		w.obs.Bytes(w.toTarget, n)
+	}
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
 		w.err = err
 	}
 	return n, err

@@ -1,7 +1,8 @@
-// Package keystream turns a whole-block kernel (chachacore or salsacore) into
-// a seekable crypto/cipher.Stream: it buffers partial blocks, owns the block
-// counter and its overflow policy, splits kernel calls where the low counter
-// word wraps, bounds each kernel call, and rejects misuse before any work.
+// Package keystream turns a core's key stream function (chachacore or
+// salsacore) into a seekable crypto/cipher.Stream: it buffers partial
+// blocks, owns the block counter's position and its overflow policy, and
+// rejects misuse before any work. The cores carry the counter and bound
+// their assembly calls themselves.
 //
 // Both pkg/chacha20 and pkg/salsa20 are thin wrappers around [Stream], so the
 // two families cannot drift apart in these rules.
@@ -16,12 +17,12 @@ import (
 // BlockSize is the size in bytes of one keystream block of either family.
 const BlockSize = 64
 
-// maxCallBytes bounds one kernel call: assembly cannot be preempted, and
-// 64 KiB takes tens of microseconds even on the generic path.
-const maxCallBytes = 64 * 1024
-
-// Kernel XORs len(src)/64 keystream blocks into dst starting at the low
-// counter word of s, advancing that word modulo 2^32 and nothing else.
+// Kernel XORs len(src) bytes of key stream into dst (Stream passes whole
+// blocks) starting at the block counter in s, and advances the counter by
+// the blocks it used, carrying from the low word into the high one where
+// the Layout has one: a core's XORKeyStream (chachacore.XORKeyStream64 for
+// the 64-bit ChaCha counter). It accepts any length and keeps its own
+// assembly calls short.
 type Kernel func(s *[16]uint32, rounds int, dst, src []byte)
 
 // Layout says where a family keeps its block counter in the state.
@@ -82,7 +83,8 @@ func (s *Stream) setBlock(n uint64) {
 	}
 }
 
-// advance records that the kernel produced n blocks.
+// advance records that the kernel produced n blocks (and moved the counter
+// in the state on by as many).
 func (s *Stream) advance(n uint64) {
 	s.next += n
 	if s.layout.Hi < 0 {
@@ -92,8 +94,6 @@ func (s *Stream) advance(n uint64) {
 	if s.next == 0 && n > 0 {
 		s.exhausted = true
 	}
-	s.state[s.layout.Lo] = uint32(s.next)
-	s.state[s.layout.Hi] = uint32(s.next >> 32)
 }
 
 // XORKeyStream implements crypto/cipher.Stream.
@@ -123,13 +123,7 @@ func (s *Stream) XORKeyStream(dst, src []byte) {
 		dst, src = dst[n:], src[n:]
 	}
 
-	for len(src) >= BlockSize {
-		n := min(len(src), maxCallBytes) &^ (BlockSize - 1)
-		// Split where the low counter word wraps; the kernel only counts
-		// modulo 2^32.
-		if toWrap := 1<<32 - uint64(uint32(s.next)); uint64(n/BlockSize) > toWrap {
-			n = int(toWrap) * BlockSize
-		}
+	if n := len(src) &^ (BlockSize - 1); n > 0 {
 		s.kernel(&s.state, s.rounds, dst[:n], src[:n])
 		s.advance(uint64(n / BlockSize))
 		dst, src = dst[n:], src[n:]

@@ -15,8 +15,6 @@ const (
 	kernelIFMA                                     // radix 2^44, AVX-512 IFMA
 )
 
-//go:generate sh -c "cd ../../asmgen && go run ./poly1305 -out ../internal/poly1305/poly1305_amd64.s -stubs ../internal/poly1305/poly1305_stubs_amd64.go -pkg poly1305"
-
 // The kernels' "Requires:" lines in poly1305_amd64.s list the extensions
 // each uses; these gates cover them. x/sys/cpu reports AVX and AVX-512 only
 // when the OS saves the wider registers, so no separate OS check.

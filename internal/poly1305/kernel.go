@@ -2,6 +2,8 @@ package poly1305
 
 import "github.com/spipe-dev/spipe/internal/impl"
 
+//go:generate go run -C ../../asmgen ./poly1305 -out ../internal/poly1305/poly1305_amd64.s -stubs ../internal/poly1305/poly1305_stubs_amd64.go -pkg poly1305
+
 // Dispatch is a switch on the active implementation rather than a function
 // value, so that the MAC passed to a kernel does not escape to the heap
 // (see package impl); the architecture file defines the kernel IDs.

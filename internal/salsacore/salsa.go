@@ -4,9 +4,11 @@
 // kernel this CPU runs.
 //
 // Everything above this package generates keystream through exactly one
-// function, [XORKeyStreamBlocks], so a SIMD kernel replaces that function and
-// nothing else. Buffering, counter policy and overlap checks stay with the
-// callers.
+// function, [XORKeyStream], which takes any length, splits the assembly
+// calls so that each stays short and carries the 64-bit counter; a SIMD
+// kernel replaces what it calls and nothing else. Buffering of partial
+// blocks for later calls, counter-overflow policy and overlap checks stay
+// with the callers.
 package salsacore
 
 import (
@@ -75,7 +77,7 @@ func HSalsa(out *[32]byte, key *[32]byte, nonce *[16]byte, rounds int) {
 		// counter word 8, which is nonce here.)
 		var b [BlockSize]byte
 		s := x
-		xorArch(id, &s, rounds, b[:], b[:])
+		xorBlocks(&s, rounds, b[:], b[:], id)
 		for i, w := range hsalsaWords {
 			binary.LittleEndian.PutUint32(out[4*i:], binary.LittleEndian.Uint32(b[4*w:])-x[w])
 		}

@@ -4,52 +4,62 @@
 
 package salsacore
 
-// xorVerticalSSSE3 XORs blocks key stream blocks into dst, 4 at a time in the vertical layout (SSSE3).
+// salsaAVX512x32 XORs len(src)/64 Salsa20 blocks into dst, 32 at a time in two
+// interleaved 16-block vertical states (AVX-512). len(src) must be a multiple of 2048.
 //
 //go:noescape
-func xorVerticalSSSE3(s *[16]uint32, pre *[17]uint32, rounds int, dst *byte, src *byte, blocks int)
+func salsaAVX512x32(s *[16]uint32, rounds int, dst []byte, src []byte, pre *[17]uint32)
 
-// xorVerticalAVX2 XORs blocks key stream blocks into dst, 8 at a time in the vertical layout (AVX2).
+// salsaAVX512x16 XORs len(src)/64 Salsa20 blocks into dst, 16 at a time in the
+// vertical layout (AVX-512); a last group of fewer than 16 blocks stores only those.
 //
 //go:noescape
-func xorVerticalAVX2(s *[16]uint32, pre *[17]uint32, rounds int, dst *byte, src *byte, blocks int)
+func salsaAVX512x16(s *[16]uint32, rounds int, dst []byte, src []byte, pre *[17]uint32)
 
-// xorVerticalAVX512 XORs blocks key stream blocks into dst, 16 at a time in the vertical layout (AVX512).
+// salsaAVX512x8 XORs len(src)/64 Salsa20 blocks into dst, 8 at a time as two interleaved
+// 4-block groups in the diagonal layout (avx512); a last group of fewer blocks stores only those.
 //
 //go:noescape
-func xorVerticalAVX512(s *[16]uint32, pre *[17]uint32, rounds int, dst *byte, src *byte, blocks int)
+func salsaAVX512x8(s *[16]uint32, rounds int, dst []byte, src []byte)
 
-// xorVertical32AVX512 XORs blocks (a multiple of 32) key stream blocks into dst, as two interleaved 16-block vertical states (AVX512).
+// salsaAVX512x4 XORs len(src)/64 Salsa20 blocks into dst, 4 at a time in the
+// diagonal layout (avx512); a last group of fewer blocks stores only those.
 //
 //go:noescape
-func xorVertical32AVX512(s *[16]uint32, pre *[17]uint32, rounds int, dst *byte, src *byte, blocks int)
+func salsaAVX512x4(s *[16]uint32, rounds int, dst []byte, src []byte)
 
-// xorHorizontalSSSE3x1 XORs blocks key stream blocks into dst, 1 at a time in the diagonal layout (SSSE3).
+// salsaAVX512x1 XORs len(src)/64 Salsa20 blocks into dst, 1 at a time in the
+// diagonal layout (avx512vl128); a last group of fewer blocks stores only those.
 //
 //go:noescape
-func xorHorizontalSSSE3x1(s *[16]uint32, rounds int, dst *byte, src *byte, blocks int)
+func salsaAVX512x1(s *[16]uint32, rounds int, dst []byte, src []byte)
 
-// xorHorizontalAVX2x2 XORs blocks key stream blocks into dst, 2 at a time in the diagonal layout (AVX2).
+// salsaAVX2x8 XORs len(src)/64 Salsa20 blocks into dst, 8 at a time in the
+// vertical layout (avx2); a last group of fewer than 8 blocks stores only those.
 //
 //go:noescape
-func xorHorizontalAVX2x2(s *[16]uint32, rounds int, dst *byte, src *byte, blocks int)
+func salsaAVX2x8(s *[16]uint32, rounds int, dst []byte, src []byte, pre *[17]uint32)
 
-// xorHorizontalAVX2x4 XORs blocks key stream blocks into dst, 4 at a time as two interleaved 2-block groups in the diagonal layout (AVX2).
+// salsaAVX2x4 XORs len(src)/64 Salsa20 blocks into dst, 4 at a time as two interleaved
+// 2-block groups in the diagonal layout (avx2); a last group of fewer blocks stores only those.
 //
 //go:noescape
-func xorHorizontalAVX2x4(s *[16]uint32, rounds int, dst *byte, src *byte, blocks int)
+func salsaAVX2x4(s *[16]uint32, rounds int, dst []byte, src []byte)
 
-// xorHorizontalAVX512x1 XORs blocks key stream blocks into dst, 1 at a time in the diagonal layout (AVX512).
+// salsaAVX2x2 XORs len(src)/64 Salsa20 blocks into dst, 2 at a time in the
+// diagonal layout (avx2); a last group of fewer blocks stores only those.
 //
 //go:noescape
-func xorHorizontalAVX512x1(s *[16]uint32, rounds int, dst *byte, src *byte, blocks int)
+func salsaAVX2x2(s *[16]uint32, rounds int, dst []byte, src []byte)
 
-// xorHorizontalAVX512x4 XORs blocks key stream blocks into dst, 4 at a time in the diagonal layout (AVX512).
+// salsaSSSE3x4 XORs len(src)/64 Salsa20 blocks into dst, 4 at a time in the
+// vertical layout (ssse3); a last group of fewer than 4 blocks stores only those.
 //
 //go:noescape
-func xorHorizontalAVX512x4(s *[16]uint32, rounds int, dst *byte, src *byte, blocks int)
+func salsaSSSE3x4(s *[16]uint32, rounds int, dst []byte, src []byte, pre *[17]uint32)
 
-// xorHorizontalAVX512x8 XORs blocks key stream blocks into dst, 8 at a time as two interleaved 4-block groups in the diagonal layout (AVX512).
+// salsaSSSE3x1 XORs len(src)/64 Salsa20 blocks into dst, 1 at a time in the
+// diagonal layout (ssse3); a last group of fewer blocks stores only those.
 //
 //go:noescape
-func xorHorizontalAVX512x8(s *[16]uint32, rounds int, dst *byte, src *byte, blocks int)
+func salsaSSSE3x1(s *[16]uint32, rounds int, dst []byte, src []byte)

@@ -17,8 +17,21 @@ const (
 	avx512Kernel
 )
 
-// xorArch runs the tier XORKeyStreamBlocks selected.
-func xorArch(id impl.ID, s *State, rounds int, dst, src []byte) {
+// xorBlocks XORs len(src)/BlockSize key stream blocks into dst with
+// implementation id, one kernel call (the callers bound its length),
+// starting at the block counter and advancing its low word modulo 2^32:
+// the kernels' contract, under which no other word of s changes. The
+// kernels trust the lengths, so a caller's broken promise (len(dst) >=
+// len(src)) panics here rather than writing past the end of dst.
+//
+// It is a switch of direct calls (see package impl): callers such as
+// pkg/aead pass state and scratch blocks on their stack. id comes last so
+// that XORKeyStream passes its own arguments on in the registers they
+// came in.
+func xorBlocks(s *State, rounds int, dst, src []byte, id impl.ID) {
+	if len(dst) < len(src) {
+		panic("salsacore: output smaller than input")
+	}
 	switch id {
 	case avx512Kernel:
 		xorAVX512(s, rounds, dst, src)
@@ -26,6 +39,8 @@ func xorArch(id impl.ID, s *State, rounds int, dst, src []byte) {
 		xorAVX2(s, rounds, dst, src)
 	case ssse3Kernel:
 		xorSSSE3(s, rounds, dst, src)
+	case impl.Generic:
+		xorBlocksGeneric(s, rounds, dst, src)
 	default:
 		panic("salsacore: unknown kernel")
 	}
@@ -35,21 +50,27 @@ func xorArch(id impl.ID, s *State, rounds int, dst, src []byte) {
 // best. Each tier pairs a vertical kernel (one state word per register
 // across 4, 8 or 16 blocks; two interleaved 16-block states on AVX-512) for
 // long inputs with diagonal-layout kernels whose cost is about a single
-// block's latency, for inputs shorter than a vertical batch.
+// block's latency, for inputs shorter than a vertical group.
 func init() {
-	// The SSE kernels use SSE2 instructions only; the tier carries the
-	// SSSE3 name and gate of the matching ChaCha20 tier so that one name
-	// describes a CPU class across both families.
-	kernels.Register(ssse3Kernel, "ssse3", cpu.X86.HasSSSE3)
-	kernels.Register(avx2Kernel, "avx2", cpu.X86.HasAVX2)
-	// x/sys/cpu reports AVX-512 only when the OS saves the ZMM and mask
-	// registers. The kernels use AVX-512F, and VL for the one-block path.
-	kernels.Register(avx512Kernel, "avx512", cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL)
+	kernels.Register(ssse3Kernel, "ssse3", hasSSSE3)
+	kernels.Register(avx2Kernel, "avx2", hasAVX2)
+	kernels.Register(avx512Kernel, "avx512", hasAVX512)
 }
+
+// The kernels' "Requires:" lines in salsa_amd64.s list the extensions each
+// uses; these gates must cover them, and are chachacore's, so that one name
+// describes a CPU class across both families (the SSSE3 kernels use SSE2
+// instructions only). x/sys/cpu reports AVX and AVX-512 only when the OS
+// saves the wider registers (XCR0), so no separate OS check.
+var (
+	hasSSSE3  = cpu.X86.HasSSSE3
+	hasAVX2   = cpu.X86.HasAVX && cpu.X86.HasAVX2
+	hasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && hasAVX2
+)
 
 // firstRound computes, once per call, the part of the first double round
 // that does not depend on the block counter (word 8), the same for every
-// block: the vertical kernels start each batch from it (see
+// block: the vertical kernels start each group from it (see
 // asmgen/salsa's firstDoubleRound). pre holds word k as the kernels pick it
 // up for every k but 0, 8 and 12; those slots and the extra slot 16 carry
 // rotated sums the kernels XOR in instead.
@@ -82,98 +103,98 @@ func firstRound(s *State) (pre [17]uint32) {
 	return pre
 }
 
-// plan splits n > 0 blocks between a tier's vertical kernel (batches of
-// batch blocks) and its diagonal one: the diagonal kernel takes a remainder
+// plan splits n > 0 blocks between a tier's vertical kernel (groups of
+// group blocks) and its diagonal one: the diagonal kernel takes a remainder
 // of at most shortMax blocks, and a longer one is cheaper as one more,
-// partial, vertical batch. The thresholds come from timing both kernels on
-// 1 to 16 blocks: a diagonal batch costs about one block's latency, a
-// vertical batch its full throughput cost whatever the count.
+// partial, vertical group. The thresholds come from timing both kernels on
+// 1 to 16 blocks: a diagonal group costs about one block's latency, a
+// vertical group its full throughput cost whatever the count. It returns
+// the bytes for the vertical kernel.
 //
 // The tiers below call their kernels directly, not through function
 // values, so that firstRound's result stays on the stack.
-func plan(n, batch, shortMax int) (vertical, short int) {
-	rem := n % batch
+func plan(n, group, shortMax int) (vertical int) {
+	rem := n % group
 	if rem == 0 || rem > shortMax {
-		return n, 0
+		return n * BlockSize
 	}
-	return n - rem, rem
+	return (n - rem) * BlockSize
 }
 
-// xorSSSE3 is the SSE tier: 4-block vertical batches, one-block diagonal
-// kernel for a lone remaining block.
+// xorSSSE3 is the SSSE3 tier: 4-block vertical groups, the one-block
+// diagonal kernel for a lone remaining block. (Here and below, a kernel
+// takes len(src)/64 blocks, so the remainder's slices are cut only if
+// there is one: moving a slice's start costs more than the rest of the
+// Go around a short call.)
 func xorSSSE3(s *State, rounds int, dst, src []byte) {
-	n := len(src) / BlockSize
-	if n == 0 {
-		return
-	}
-	_ = dst[len(src)-1] // the kernels write len(src) bytes of dst
-	v, short := plan(n, 4, 1)
-	if v > 0 {
+	if v := plan(len(src)/BlockSize, 4, 1); v > 0 {
 		pre := firstRound(s)
-		xorVerticalSSSE3(s, &pre, rounds, &dst[0], &src[0], v)
+		salsaSSSE3x4(s, rounds, dst[:v], src[:v], &pre)
+		if len(src)-v < BlockSize {
+			return
+		}
+		dst, src = dst[v:], src[v:]
 	}
-	if short > 0 {
-		xorHorizontalSSSE3x1(s, rounds, &dst[v*BlockSize], &src[v*BlockSize], short)
+	if len(src) >= BlockSize {
+		salsaSSSE3x1(s, rounds, dst, src)
 	}
 }
 
-// xorAVX2 is the AVX2 tier: 8-block vertical batches, diagonal kernels for
+// xorAVX2 is the AVX2 tier: 8-block vertical groups, diagonal kernels for
 // up to four remaining blocks (one group of two, or two interleaved).
 func xorAVX2(s *State, rounds int, dst, src []byte) {
-	n := len(src) / BlockSize
-	if n == 0 {
-		return
-	}
-	_ = dst[len(src)-1]
-	v, short := plan(n, 8, 4)
-	if v > 0 {
+	if v := plan(len(src)/BlockSize, 8, 4); v > 0 {
 		pre := firstRound(s)
-		xorVerticalAVX2(s, &pre, rounds, &dst[0], &src[0], v)
+		salsaAVX2x8(s, rounds, dst[:v], src[:v], &pre)
+		if len(src)-v < BlockSize {
+			return
+		}
+		dst, src = dst[v:], src[v:]
 	}
-	switch {
+	switch short := len(src) / BlockSize; {
 	case short > 2:
-		xorHorizontalAVX2x4(s, rounds, &dst[v*BlockSize], &src[v*BlockSize], short)
+		salsaAVX2x4(s, rounds, dst, src)
 	case short > 0:
-		xorHorizontalAVX2x2(s, rounds, &dst[v*BlockSize], &src[v*BlockSize], short)
+		salsaAVX2x2(s, rounds, dst, src)
 	}
 }
 
-// xorAVX512 is the AVX-512 tier: 32-block batches of two interleaved
-// vertical states, then 16-block batches, with 4- and 8-block diagonal
+// xorAVX512 is the AVX-512 tier: 32-block groups of two interleaved
+// vertical states, then 16-block groups, with 4- and 8-block diagonal
 // kernels for short remainders and an XMM one for a lone block.
 func xorAVX512(s *State, rounds int, dst, src []byte) {
 	n := len(src) / BlockSize
-	if n == 0 {
-		return
-	}
-	_ = dst[len(src)-1]
-	if n == 1 {
+	if n <= 1 {
 		// The lone block of a short message or a partial tail: the XMM
 		// kernel avoids waking the 512-bit units for it.
-		xorHorizontalAVX512x1(s, rounds, &dst[0], &src[0], 1)
+		if n == 1 {
+			salsaAVX512x1(s, rounds, dst, src)
+		}
 		return
 	}
 	pre := firstRound(s)
-	// Batches of 32 on the two-state kernel, the rest as for the other
-	// tiers: 16-block batches (the last one partial), or up to 8 blocks on
-	// the diagonal kernels: 4 blocks cost half a 16-block batch, 8 blocks
+	// Groups of 32 on the two-state kernel, the rest as for the other
+	// tiers: 16-block groups (the last one partial), or up to 8 blocks on
+	// the diagonal kernels: 4 blocks cost half a 16-block group, 8 blocks
 	// (two interleaved groups) two thirds.
-	done := n &^ 31
-	if done > 0 {
-		xorVertical32AVX512(s, &pre, rounds, &dst[0], &src[0], done)
-		if done == n {
+	if done := (n &^ 31) * BlockSize; done > 0 {
+		salsaAVX512x32(s, rounds, dst[:done], src[:done], &pre)
+		if len(src)-done < BlockSize {
 			return
 		}
+		dst, src = dst[done:], src[done:]
 	}
-	v, short := plan(n-done, 16, 8)
-	if v > 0 {
-		xorVerticalAVX512(s, &pre, rounds, &dst[done*BlockSize], &src[done*BlockSize], v)
+	if v := plan(len(src)/BlockSize, 16, 8); v > 0 {
+		salsaAVX512x16(s, rounds, dst[:v], src[:v], &pre)
+		if len(src)-v < BlockSize {
+			return
+		}
+		dst, src = dst[v:], src[v:]
 	}
-	done += v
-	switch {
+	switch short := len(src) / BlockSize; {
 	case short > 4:
-		xorHorizontalAVX512x8(s, rounds, &dst[done*BlockSize], &src[done*BlockSize], short)
+		salsaAVX512x8(s, rounds, dst, src)
 	case short > 0:
-		xorHorizontalAVX512x4(s, rounds, &dst[done*BlockSize], &src[done*BlockSize], short)
+		salsaAVX512x4(s, rounds, dst, src)
 	}
 }

@@ -12,11 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/spipe-dev/spipe/internal/chachacore"
-	"github.com/spipe-dev/spipe/internal/salsacore"
 	"github.com/spipe-dev/spipe/internal/testutil"
-	"github.com/spipe-dev/spipe/pkg/chacha20"
-	"github.com/spipe-dev/spipe/pkg/salsa20"
 )
 
 func TestConstructorsRejectBadKeys(t *testing.T) {
@@ -192,65 +188,4 @@ func TestPutCounterNonce(t *testing.T) {
 	PutCounterNonce(n1[:], 1)
 	assert.NotEqual(t, a.Seal(nil, n0[:], make([]byte, 32), nil), a.Seal(nil, n1[:], make([]byte, 32), nil))
 	assert.Zero(t, testing.AllocsPerRun(10, func() { PutCounterNonce(n1[:], 7) }))
-}
-
-// TestSalsaCounterCarry runs salsaXOR across the wrap of the low counter
-// word and compares it with pkg/salsa20's 64-bit counter.
-func TestSalsaCounterCarry(t *testing.T) {
-	r := testutil.Rand(t)
-	key, nonce := testutil.Bytes(r, 32), testutil.Bytes(r, 8)
-	for _, start := range []uint64{1<<32 - 3, 1<<32 - 1, 1 << 32} {
-		for _, n := range []int{64, 3 * 64, 5*64 + 17, 17} {
-			var s salsacore.State
-			salsacore.Init(&s, key, nonce)
-			s[8], s[9] = uint32(start), uint32(start>>32)
-			got := make([]byte, n)
-			salsaXOR(&s, 20, got, got)
-
-			ref, err := salsa20.NewUnauthenticatedCipher(key, nonce)
-			require.NoError(t, err)
-			ref.SetCounter(start)
-			want := make([]byte, n)
-			ref.XORKeyStream(want, want)
-			assert.Equal(t, want, got, "start %#x len %d", start, n)
-			blocks := uint64(n+63) / 64
-			assert.Equal(t, start+blocks, uint64(s[8])|uint64(s[9])<<32, "counter after")
-		}
-	}
-}
-
-// TestChaChaXORTails runs chachaXOR, which sends a partial last block
-// through the kernel call of the full blocks before it, on every length up
-// to 40 blocks and a few longer ones, from counters close to the 2^32
-// wrap, on every kernel, against pkg/chacha20.
-func TestChaChaXORTails(t *testing.T) {
-	r := testutil.Rand(t)
-	var sizes []int
-	for n := 0; n <= 40*64; n++ {
-		sizes = append(sizes, n)
-	}
-	sizes = append(sizes, 47*64+1, 48*64+5, 63*64+63, chunkSize-1)
-	key, nonce := testutil.Bytes(r, 32), testutil.Bytes(r, 12)
-	src := testutil.Bytes(r, chunkSize)
-	forEachKernel(t, ChaCha20Poly1305, func(t *testing.T) {
-		for _, n := range sizes {
-			start := uint32(r.IntN(1 << 20))
-			if n%3 == 0 {
-				start = -uint32(n/64 + 1) // ends right at the wrap
-			}
-			var s chachacore.State
-			chachacore.Init(&s, key, nonce)
-			s[12] = start
-			got := make([]byte, n)
-			chachaXOR(&s, 20, got, src[:n])
-
-			ref, err := chacha20.NewUnauthenticatedCipher(key, nonce)
-			require.NoError(t, err)
-			ref.SetCounter(uint64(start))
-			want := make([]byte, n)
-			ref.XORKeyStream(want, src[:n])
-			require.Equal(t, want, got, "start %#x len %d", start, n)
-			require.Equal(t, start+uint32((n+63)/64), s[12], "counter after %d bytes", n)
-		}
-	})
 }

@@ -147,7 +147,7 @@ func BenchmarkParts(b *testing.B) {
 				buf := make([]byte, size.n)
 				b.SetBytes(int64(size.n))
 				for b.Loop() {
-					chachaXOR(&s, rounds, buf, buf)
+					chachacore.XORKeyStream(&s, rounds, buf, buf)
 				}
 			})
 		}
@@ -157,7 +157,7 @@ func BenchmarkParts(b *testing.B) {
 				buf := make([]byte, size.n)
 				b.SetBytes(int64(size.n))
 				for b.Loop() {
-					salsaXOR(&s, rounds, buf, buf)
+					salsacore.XORKeyStream(&s, rounds, buf, buf)
 				}
 			})
 		}

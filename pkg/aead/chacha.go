@@ -61,7 +61,7 @@ func (a *chachaAEAD) init(s *chachacore.State, nonce []byte) {
 func (a *chachaAEAD) startHead(s *chachacore.State, head []byte, msgLen int) {
 	n := roundUpBlocks(chachacore.BlockSize + msgLen)
 	if n <= headSize {
-		chachacore.XORKeyStreamBlocks(s, a.rounds, head[:n], head[:n])
+		chachacore.XORKeyStream(s, a.rounds, head[:n], head[:n])
 		return
 	}
 	ks := head[chachacore.BlockSize:n]
@@ -128,14 +128,14 @@ func (a *chachaAEAD) sealLong(s *chachacore.State, out, plaintext, additionalDat
 	// chunk goes to the MAC with the end of its input (padded last block,
 	// lengths) in one kernel call.
 	// The first call takes up to 16 message blocks beside block 0;
-	// chachaXOR the rest, whose partial last block it joins to the full
-	// blocks before it.
+	// chachacore.XORKeyStream the rest, whose partial last block it joins
+	// to the full blocks before it.
 	tag := (*[TagSize]byte)(out[len(ct):])
 	n := min(len(plaintext), chunkSize)
 	first := min(n&^(blockSize-1), headSize)
 	var key [blockSize]byte
 	chachacore.XORKeyStreamHead(s, a.rounds, &key, ct[:first], plaintext[:first])
-	chachaXOR(s, a.rounds, ct[first:n], plaintext[first:n])
+	chachacore.XORKeyStream(s, a.rounds, ct[first:n], plaintext[first:n])
 	if n == len(ct) {
 		sumAEADLong(tag, (*[32]byte)(key[:32]), additionalData, ct)
 		return
@@ -145,7 +145,7 @@ func (a *chachaAEAD) sealLong(s *chachacore.State, out, plaintext, additionalDat
 	mac.Write(ct[:n])
 	for src, dst := plaintext[n:], ct[n:]; ; {
 		n := min(len(src), chunkSize)
-		chachaXOR(s, a.rounds, dst[:n], src[:n])
+		chachacore.XORKeyStream(s, a.rounds, dst[:n], src[:n])
 		if n == len(src) {
 			mac.SumAEAD(tag, dst, len(additionalData), len(ct))
 			return
@@ -276,12 +276,11 @@ func (a *chachaAEAD) openHead(s *chachacore.State, out, ct, additionalData []byt
 }
 
 // decryptChunks XORs the keystream from the block counter in s into out,
-// from ct, a chunk per kernel call.
+// from ct: the tag is checked, so there is no MAC pass to keep in step
+// with, and the core splits its own kernel calls.
 func (a *chachaAEAD) decryptChunks(s *chachacore.State, out, ct []byte) {
-	for off := 0; off < len(ct); {
-		n := min(len(ct)-off, chunkSize)
-		chachaXOR(s, a.rounds, out[off:off+n], ct[off:off+n])
-		off += n
+	if len(ct) > 0 {
+		chachacore.XORKeyStream(s, a.rounds, out, ct)
 	}
 }
 

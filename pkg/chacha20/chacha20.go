@@ -108,6 +108,7 @@ func (c *Cipher) init(key, nonce []byte, rounds int) error {
 	}
 	var state chachacore.State
 	layout := keystream.Layout{Name: "chacha20", Lo: 12, Hi: -1}
+	kernel := chachacore.XORKeyStream
 	switch len(nonce) {
 	case NonceSizeDJB:
 		if len(key) != KeySize && len(key) != KeySize128 {
@@ -115,6 +116,7 @@ func (c *Cipher) init(key, nonce []byte, rounds int) error {
 		}
 		chachacore.Init(&state, key, nonce)
 		layout.Hi = 13
+		kernel = chachacore.XORKeyStream64
 	case NonceSize:
 		if len(key) != KeySize {
 			return errKeySize
@@ -133,7 +135,7 @@ func (c *Cipher) init(key, nonce []byte, rounds int) error {
 	default:
 		return errNonceSize
 	}
-	c.stream.Init(&state, chachacore.XORKeyStreamBlocks, layout, rounds)
+	c.stream.Init(&state, kernel, layout, rounds)
 	clear(state[:])
 	return nil
 }

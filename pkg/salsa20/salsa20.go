@@ -118,7 +118,7 @@ func (c *Cipher) init(key, nonce []byte, rounds int) error {
 		return errNonceSize
 	}
 	layout := keystream.Layout{Name: "salsa20", Lo: 8, Hi: 9}
-	c.stream.Init(&state, salsacore.XORKeyStreamBlocks, layout, rounds)
+	c.stream.Init(&state, salsacore.XORKeyStream, layout, rounds)
 	clear(state[:])
 	return nil
 }

@@ -2,43 +2,74 @@ package spipe
 
 import (
 	"sync"
-
-	"github.com/spipe-dev/spipe/pkg/spipe/frame"
+	"sync/atomic"
 )
 
-// Frame buffers of the default size are pooled: a connection takes them on
-// first use and gives them back once its direction has ended, so short
-// connections (a handshake and a few frames) do not each allocate and
-// clear about 160 KiB for the garbage collector. At thousands of
-// connections per second that churn cost more CPU than the handshake.
-// Buffers of other sizes (a non-default MaxPayload) are simply allocated.
-// A pooled buffer may hold another connection's bytes; nothing beyond what
-// a connection itself read or sealed into it is ever used.
-type bufPool struct {
+// Frame buffers are pooled by length: a connection takes them on first use
+// and gives them back once its direction has ended, or, for the big tier
+// (see tiers), once its stream pauses. So short connections (a handshake
+// and a few frames) do not each allocate and clear about 160 KiB for the
+// garbage collector, which at thousands of connections per second cost
+// more CPU than the handshake, and a bulk stream that pauses gives its big
+// buffers back. The lengths come only from this side's own Config (its
+// MaxPayload and padding), never from what a peer announces, so a process
+// has as many pools as it has distinct settings, a handful. A pooled
+// buffer may hold another connection's bytes; nothing beyond what a
+// connection itself read or sealed into it is ever used.
+//
+// Taking a buffer and giving it back allocate nothing: a buffer travels as
+// the pointer the pool holds, and the pools are found by a scan of a list
+// that is copied only when a new length appears (a map keyed by the
+// length would box the key on every lookup).
+type sizedPool struct {
 	size int
 	pool sync.Pool // of *[]byte
 }
 
 var (
-	readBufs  = bufPool{size: DefaultMaxPayload + frame.Overhead + readAhead}
-	writeBufs = bufPool{size: DefaultMaxPayload + frame.Overhead}
+	poolsMu sync.Mutex                   // serializes adding a pool
+	pools   atomic.Pointer[[]*sizedPool] // never modified once stored
 )
 
-// get returns a buffer of length size.
-func (p *bufPool) get(size int) []byte {
-	if size == p.size {
-		if b, ok := p.pool.Get().(*[]byte); ok {
-			return *b
-		}
+func poolOf(size int) *sync.Pool {
+	if p := findPool(size); p != nil {
+		return p
 	}
-	return make([]byte, size)
+	poolsMu.Lock()
+	defer poolsMu.Unlock()
+	if p := findPool(size); p != nil {
+		return p
+	}
+	var list []*sizedPool
+	if l := pools.Load(); l != nil {
+		list = *l
+	}
+	list = append(list[:len(list):len(list)], &sizedPool{size: size})
+	pools.Store(&list)
+	return &list[len(list)-1].pool
 }
 
-// put gives b back; the caller must not use it again.
-func (p *bufPool) put(b []byte) {
-	if cap(b) != p.size {
-		return
+func findPool(size int) *sync.Pool {
+	if l := pools.Load(); l != nil {
+		for _, p := range *l {
+			if p.size == size {
+				return &p.pool
+			}
+		}
 	}
-	b = b[:cap(b)]
-	p.pool.Put(&b)
+	return nil
+}
+
+// getBuf returns a buffer of length size.
+func getBuf(size int) *[]byte {
+	if b, ok := poolOf(size).Get().(*[]byte); ok {
+		return b
+	}
+	b := make([]byte, size)
+	return &b
+}
+
+// putBuf gives b back; the caller must not use it again.
+func putBuf(b *[]byte) {
+	poolOf(len(*b)).Put(b)
 }

@@ -62,10 +62,25 @@ func TestShortConnectionsReuseFrameBuffers(t *testing.T) {
 	}
 	runtime.ReadMemStats(&after)
 	perConn := (after.TotalAlloc - before.TotalAlloc) / n
-	buffers := uint64(readBufs.size+writeBufs.size) * 2
+	buffers := uint64(readBufSize(DefaultMaxPayload)+writeBufSize(DefaultMaxPayload)) * 2
 	t.Logf("%d bytes allocated per connection; its frame buffers are %d", perConn, buffers)
 	// Not zero: under the race detector sync.Pool drops a quarter of what
 	// it is given, on purpose. Without reuse each connection allocates all
 	// of its buffers, and more.
 	assert.Less(t, perConn, buffers*3/5, "frame buffers are not reused")
+}
+
+// TestFindingAPoolAllocatesNothing: tier switches look pools up per frame
+// in some streams, so the lookup must not allocate (as boxing a length
+// for a map key would), and each length has one pool.
+func TestFindingAPoolAllocatesNothing(t *testing.T) {
+	sizes := []int{readBufSize(DefaultMaxPayload), readBufSize(MaxPayloadLimit), writeBufSize(MaxPayloadLimit), 12345}
+	for _, n := range sizes {
+		poolOf(n)
+	}
+	for _, n := range sizes {
+		assert.Zero(t, testing.AllocsPerRun(100, func() { poolOf(n) }), "size %d", n)
+		assert.Same(t, poolOf(n), poolOf(n))
+	}
+	assert.NotSame(t, poolOf(sizes[0]), poolOf(sizes[1]))
 }

@@ -64,24 +64,29 @@ type inbound struct {
 	mu         sync.Mutex
 	fc         *frame.Cipher
 	counter    uint64
-	limit      int    // the largest payload (inner plaintext) accepted
-	buf        []byte // raw bytes from the wire: [start, end) not yet consumed
+	limit      int     // the largest payload (inner plaintext) accepted
+	smallSize  int     // the length of a small-tier buffer (see tiers)
+	bigSize    int     // the length of a big-tier one
+	box        *[]byte // the pooled buffer buf is, nil until first used
+	buf        []byte  // raw bytes from the wire: [start, end) not yet consumed
 	start, end int
+	short      bool   // the last read from the wire returned less than it asked for
 	data       []byte // authenticated plaintext not yet returned (aliases buf)
 	err        error  // sticky; io.EOF after an authenticated close
 }
 
 // outbound is the sending direction, guarded by its mutex.
 type outbound struct {
-	mu      sync.Mutex
-	fc      *frame.Cipher
-	counter uint64
-	maxData int // data bytes per frame
-	limit   int // the largest payload (inner plaintext) sent
-	padTo   int
-	buf     []byte // one sealed frame
-	err     error  // sticky
-	closed  bool   // close-write sent
+	mu        sync.Mutex
+	fc        *frame.Cipher
+	counter   uint64
+	maxData   int // data bytes per frame the peer's limit allows
+	padTo     int
+	smallSize int     // the length of a small-tier buffer (see tiers)
+	bigSize   int     // the length of a big-tier one
+	box       *[]byte // the small-tier buffer, nil until first used
+	err       error   // sticky
+	closed    bool    // close-write sent
 }
 
 // ConnectionState describes a connection after its handshake.
@@ -210,6 +215,12 @@ func (c *Conn) install(s *settings, res *handshakeResult) error {
 		return err
 	}
 	c.in.limit = s.maxPayload
+	c.in.smallSize = readBufSize(smallPayload(s.maxPayload, 0))
+	c.in.bigSize = readBufSize(s.maxPayload)
+	// Send buffers are sized from this side's own limit, never from the
+	// peer's (see bufPools): a frame never needs more.
+	c.out.smallSize = writeBufSize(smallPayload(s.maxPayload, s.padTo))
+	c.out.bigSize = writeBufSize(s.maxPayload)
 	// Each frame's payload holds its data and one type byte; padded, the
 	// payload is a whole number of pad units.
 	c.out.maxData = res.sendLimit - 1
@@ -218,7 +229,6 @@ func (c *Conn) install(s *settings, res *handshakeResult) error {
 		c.out.padTo = pad
 		c.out.maxData = res.sendLimit/pad*pad - 1
 	}
-	c.out.limit = res.sendLimit
 	c.state = ConnectionState{
 		HandshakeComplete: true,
 		Version:           Version,
@@ -333,11 +343,23 @@ func (c *Conn) fill(n int) error {
 	if in.end-in.start >= n {
 		return nil
 	}
-	if in.buf == nil {
-		in.buf = readBufs.get(in.limit + frame.Overhead + readAhead)
-	}
 	if in.start == in.end {
 		in.start, in.end = 0, 0
+		// Everything read is consumed, and the last read emptied the
+		// socket: the stream may pause here, so it waits on the small
+		// tier.
+		if in.short && len(in.buf) > in.smallSize {
+			c.useReadBuf(in.smallSize)
+		}
+	}
+	if in.box == nil {
+		in.box = getBuf(in.smallSize)
+		in.buf = *in.box
+	}
+	if n > len(in.buf) {
+		// A frame the small tier cannot hold: what has arrived of it moves
+		// to a big buffer.
+		c.useReadBuf(in.bigSize)
 	}
 	if in.start+n > len(in.buf) {
 		in.end = copy(in.buf, in.buf[in.start:in.end])
@@ -352,6 +374,7 @@ func (c *Conn) fill(n int) error {
 	stop := min(len(in.buf), in.start+in.limit+frame.Overhead)
 	for in.end-in.start < n {
 		m, err := c.conn.Read(in.buf[in.end:stop])
+		in.short = in.end+m < stop
 		in.end += m
 		if in.end-in.start >= n {
 			return nil
@@ -390,22 +413,35 @@ func (c *Conn) failRead(err error) error {
 	return err
 }
 
+// useReadBuf moves the unconsumed bytes to the front of a buffer of length
+// size from the pool, and gives the current one back. in.data is empty.
+// in.mu is held.
+func (c *Conn) useReadBuf(size int) {
+	in := &c.in
+	b := getBuf(size)
+	in.end = copy(*b, in.buf[in.start:in.end])
+	in.start = 0
+	putBuf(in.box)
+	in.box, in.buf = b, *b
+}
+
 // releaseReadBuf returns the read buffer to its pool once reading has
 // ended for good (in.err is set and in.data, which aliases it, is empty).
 // in.mu is held.
 func (c *Conn) releaseReadBuf() {
-	if c.in.buf != nil {
-		readBufs.put(c.in.buf)
-		c.in.buf, c.in.start, c.in.end = nil, 0, 0
+	if c.in.box != nil {
+		putBuf(c.in.box)
+		c.in.box, c.in.buf, c.in.start, c.in.end = nil, nil, 0, 0
 	}
 }
 
-// releaseWriteBuf returns the write buffer to its pool once writing has
-// ended for good (close-write sent or out.err set). out.mu is held.
+// releaseWriteBuf returns the small-tier write buffer to its pool once
+// writing has ended for good (close-write sent or out.err set). out.mu is
+// held.
 func (c *Conn) releaseWriteBuf() {
-	if c.out.buf != nil {
-		writeBufs.put(c.out.buf)
-		c.out.buf = nil
+	if c.out.box != nil {
+		putBuf(c.out.box)
+		c.out.box = nil
 	}
 }
 
@@ -423,10 +459,18 @@ func (c *Conn) Write(p []byte) (int, error) {
 	if err := c.writable(); err != nil {
 		return 0, err
 	}
+	buf := c.smallWriteBuf()
+	// More than a small frame holds goes through the big tier, for this
+	// call only.
+	if len(p) > out.dataCap(len(buf)) && out.bigTier() {
+		big := getBuf(out.bigSize)
+		defer putBuf(big)
+		buf = *big
+	}
 	n := 0
 	for len(p) > 0 {
-		m := min(len(p), out.maxData)
-		if err := c.writeFrame(frame.Data, p[:m]); err != nil {
+		m := min(len(p), out.dataCap(len(buf)))
+		if err := c.sendFrame(buf, frame.Data, p[:m]); err != nil {
 			return n, err
 		}
 		n += m
@@ -447,15 +491,19 @@ func (c *Conn) writable() error {
 	return nil
 }
 
-// writeFrame seals and sends one frame. out.mu is held.
-func (c *Conn) writeFrame(t frame.Type, data []byte) error {
-	out := &c.out
-	if out.buf == nil {
-		// Allocated on first use, so idle connections and handshake-only
-		// probes cost no buffer.
-		out.buf = writeBufs.get(out.limit + frame.Overhead)[:0]
+// smallWriteBuf returns the small-tier send buffer, taken on first use, so
+// idle connections and handshake-only probes cost no buffer. out.mu is
+// held.
+func (c *Conn) smallWriteBuf() []byte {
+	if c.out.box == nil {
+		c.out.box = getBuf(c.out.smallSize)
 	}
-	return c.sendFrame(out.buf, t, data)
+	return *c.out.box
+}
+
+// writeFrame seals and sends one control frame. out.mu is held.
+func (c *Conn) writeFrame(t frame.Type) error {
+	return c.sendFrame(c.smallWriteBuf(), t, nil)
 }
 
 // sendFrame seals one frame into buf (data may already sit in buf where
@@ -496,7 +544,7 @@ func (c *Conn) CloseWrite() error {
 	if err := c.writable(); err != nil {
 		return err
 	}
-	if err := c.writeFrame(frame.CloseWrite, nil); err != nil {
+	if err := c.writeFrame(frame.CloseWrite); err != nil {
 		return err
 	}
 	out.closed = true
@@ -518,7 +566,7 @@ func (c *Conn) SendKeepalive() error {
 	if err := c.writable(); err != nil {
 		return err
 	}
-	return c.writeFrame(frame.Keepalive, nil)
+	return c.writeFrame(frame.Keepalive)
 }
 
 // Close closes the connection, unblocking any Read or Write. It sends

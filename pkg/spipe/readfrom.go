@@ -13,9 +13,17 @@ import (
 // of bytes sent and the first error, r's or its own, as Write does; r's
 // io.EOF ends it without error (and without CloseWrite).
 //
-// The frame buffer is ReadFrom's own, so while r blocks nothing is locked:
-// Write, SendKeepalive, CloseWrite and Close work from other goroutines,
-// their frames and ReadFrom's taking their turns.
+// Reads go into a small-tier frame (see tiers) until two in a row fill it:
+// the source has more queued, and the next reads go into frames as large
+// as the limit allows, until one returns less than it asked for. So a bulk
+// source is sealed in large frames, and an interactive one in frames of
+// exactly what each read returned, sent at once. (One full read is not
+// enough: a 64 KiB message fills a small frame, with one byte left for the
+// next read.)
+//
+// The frame buffers are ReadFrom's own, so while r blocks nothing is
+// locked: Write, SendKeepalive, CloseWrite and Close work from other
+// goroutines, their frames and ReadFrom's taking their turns.
 func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
 	if err := c.handshakeOnce(); err != nil {
 		return 0, err
@@ -26,14 +34,22 @@ func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
 		out.mu.Unlock()
 		return 0, err
 	}
-	limit, maxData, off := out.limit, out.maxData, out.fc.DataOffset()
+	smallSize, bigSize, bigTier, off := out.smallSize, out.bigSize, out.bigTier(), out.fc.DataOffset()
 	out.mu.Unlock()
 
-	buf := writeBufs.get(limit + frame.Overhead)
-	defer writeBufs.put(buf)
-	area := buf[off : off+maxData]
+	small := getBuf(smallSize)
+	defer putBuf(small)
+	var big *[]byte
+	defer func() {
+		if big != nil {
+			putBuf(big)
+		}
+	}()
+	buf := *small
 	var n int64
+	fulls := 0 // consecutive reads that filled a small frame
 	for {
+		area := buf[off : off+out.dataCap(len(buf))]
 		m, rerr := r.Read(area)
 		if m > 0 {
 			if err := c.sendStaged(buf, area[:m]); err != nil {
@@ -46,6 +62,19 @@ func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
 		}
 		if rerr != nil {
 			return n, rerr
+		}
+		switch {
+		case big != nil && m < len(area):
+			// The source is drained for now: wait on the small tier.
+			putBuf(big)
+			big, buf = nil, *small
+		case big == nil && m == len(area):
+			if fulls++; fulls >= 2 && bigTier {
+				big = getBuf(bigSize)
+				buf, fulls = *big, 0
+			}
+		case big == nil:
+			fulls = 0
 		}
 	}
 }

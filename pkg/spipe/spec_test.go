@@ -320,7 +320,7 @@ func derive(t testing.TB, s specSuite, in session) session {
 		} else {
 			f.AD = header
 		}
-		f.Frame = append(header, seal(t, s, key, f.Nonce, f.Inner, f.AD)...)
+		f.Frame = append(header, suiteConstruction(t, s, key).seal(f.Nonce, f.Inner, f.AD)...)
 		out.Frames = append(out.Frames, f)
 	}
 	return out
@@ -335,36 +335,35 @@ func contains(list []int, v int) bool {
 	return false
 }
 
-// seal is the suite's AEAD (section 2.3) from independent code.
-func seal(t testing.TB, s specSuite, key, nonce, pt, ad []byte) []byte {
-	switch {
-	case s.secretbox && s.rounds == 20:
-		return secretbox.Seal(nil, pt, (*[24]byte)(nonce), (*[32]byte)(key))
-	case s.secretbox:
-		return refcrypto.SealSecretbox((*[32]byte)(key), (*[24]byte)(nonce), s.rounds, pt)
-	case s.rounds == 20:
-		newAEAD := chacha20poly1305.New
-		if s.nonceSize == 24 {
-			newAEAD = chacha20poly1305.NewX
-		}
-		a, err := newAEAD(key)
-		require.NoError(t, err)
-		return a.Seal(nil, nonce, pt, ad)
-	}
-	return refcrypto.SealRFC8439((*[32]byte)(key), nonce, s.rounds, pt, ad)
+// construction is a suite's AEAD (section 2.3) from independent code:
+// x/crypto for the full-strength suites, internal/testutil/refcrypto for
+// the reduced-round ones.
+type construction struct {
+	seal func(nonce, pt, ad []byte) []byte
+	open func(nonce, sealed, ad []byte) ([]byte, error)
 }
 
-// open is the suite's AEAD open, from the same independent code.
-func open(t testing.TB, s specSuite, key, nonce, sealed, ad []byte) ([]byte, error) {
+func suiteConstruction(t testing.TB, s specSuite, key []byte) construction {
+	k := (*[32]byte)(key)
 	switch {
 	case s.secretbox && s.rounds == 20:
-		pt, ok := secretbox.Open(nil, sealed, (*[24]byte)(nonce), (*[32]byte)(key))
-		if !ok {
-			return nil, fmt.Errorf("secretbox open failed")
+		return construction{
+			seal: func(nonce, pt, _ []byte) []byte { return secretbox.Seal(nil, pt, (*[24]byte)(nonce), k) },
+			open: func(nonce, box, _ []byte) ([]byte, error) {
+				pt, ok := secretbox.Open(nil, box, (*[24]byte)(nonce), k)
+				if !ok {
+					return nil, fmt.Errorf("secretbox open failed")
+				}
+				return pt, nil
+			},
 		}
-		return pt, nil
 	case s.secretbox:
-		return refcrypto.OpenSecretbox((*[32]byte)(key), (*[24]byte)(nonce), s.rounds, sealed)
+		return construction{
+			seal: func(nonce, pt, _ []byte) []byte { return refcrypto.SealSecretbox(k, (*[24]byte)(nonce), s.rounds, pt) },
+			open: func(nonce, box, _ []byte) ([]byte, error) {
+				return refcrypto.OpenSecretbox(k, (*[24]byte)(nonce), s.rounds, box)
+			},
+		}
 	case s.rounds == 20:
 		newAEAD := chacha20poly1305.New
 		if s.nonceSize == 24 {
@@ -372,9 +371,15 @@ func open(t testing.TB, s specSuite, key, nonce, sealed, ad []byte) ([]byte, err
 		}
 		a, err := newAEAD(key)
 		require.NoError(t, err)
-		return a.Open(nil, nonce, sealed, ad)
+		return construction{
+			seal: func(nonce, pt, ad []byte) []byte { return a.Seal(nil, nonce, pt, ad) },
+			open: func(nonce, ct, ad []byte) ([]byte, error) { return a.Open(nil, nonce, ct, ad) },
+		}
 	}
-	return refcrypto.OpenRFC8439((*[32]byte)(key), nonce, s.rounds, sealed, ad)
+	return construction{
+		seal: func(nonce, pt, ad []byte) []byte { return refcrypto.SealRFC8439(k, nonce, s.rounds, pt, ad) },
+		open: func(nonce, ct, ad []byte) ([]byte, error) { return refcrypto.OpenRFC8439(k, nonce, s.rounds, ct, ad) },
+	}
 }
 
 func vectorPath(s specSuite) string { return filepath.Join(vectorDir, s.name+".json") }
@@ -439,7 +444,7 @@ func TestVectorsFollowFromTheirInputs(t *testing.T) {
 				if fr.Direction == "s2c" {
 					key = se.KeyS2C
 				}
-				inner, err := open(t, s, key, fr.Nonce, fr.Frame[3:], fr.AD)
+				inner, err := suiteConstruction(t, s, key).open(fr.Nonce, fr.Frame[3:], fr.AD)
 				require.NoError(t, err, "%s: frame %s %d", se.Name, fr.Direction, fr.Counter)
 				assert.Equal(t, []byte(fr.Inner), inner)
 			}

@@ -1,8 +1,10 @@
 // Package kerneltest holds the checks the ChaCha and Salsa20 cores share
 // for their block kernels: running a test once per kernel, holding every
-// kernel to the generic one, and buffers that end at a guard page. A core's
-// tests pass in its own functions through [Core], so the package knows
-// neither core. It is imported only by _test.go files.
+// kernel (through the dispatcher, and each generated function directly)
+// and every length of a core's any-length function to the generic one,
+// buffers that end at a guard page, and the dispatch and CPU-gate checks.
+// A core's tests pass in its own functions through [Core], so the package
+// knows neither core. It is imported only by _test.go files.
 package kerneltest
 
 import (
@@ -16,9 +18,9 @@ import (
 // BlockSize is the block size of both cores, in bytes.
 const BlockSize = 64
 
-// BlocksFunc is a core's XORKeyStreamBlocks, or one of its kernels: it
-// XORs whole blocks of key stream from state s into dst and advances the
-// low counter word.
+// BlocksFunc is a core's whole-block dispatcher or one of its kernels (it
+// XORs len(src)/64 blocks of key stream from state s into dst and advances
+// the low counter word modulo 2^32), or a core's any-length XORKeyStream.
 type BlocksFunc func(s *[16]uint32, rounds int, dst, src []byte)
 
 // Switch is how a test moves a process between the kernels of a core:
@@ -53,8 +55,8 @@ func ForEach(t *testing.T, sw Switch, f func(t *testing.T)) {
 }
 
 // Core is what the kernel checks need of a core: its kernel switch, its
-// dispatching XORKeyStreamBlocks, its generic reference, and the index of
-// the low counter word, the only word a call may change.
+// whole-block dispatcher (xorBlocks), its generic reference, and the index
+// of the low counter word, the only word a call of either may change.
 type Core struct {
 	Switch      Switch
 	Blocks      BlocksFunc

@@ -20,12 +20,31 @@ import (
 
 func le(b []byte) uint32 { return binary.LittleEndian.Uint32(b) }
 
-// chachaState is the ChaCha input block: "expand 32-byte k", the key, then
-// 16 bytes of counter and nonce.
-func chachaState(key *[32]byte, tail *[16]byte) [16]uint32 {
-	s := [16]uint32{0x61707865, 0x3320646e, 0x79622d32, 0x6b206574}
-	for i := range 8 {
-		s[4+i] = le(key[4*i:])
+// sigma and tau are the constants of 32- and 16-byte keys: "expand
+// 32-byte k" and "expand 16-byte k".
+var (
+	sigma = [4]uint32{0x61707865, 0x3320646e, 0x79622d32, 0x6b206574}
+	tau   = [4]uint32{0x61707865, 0x3120646e, 0x79622d36, 0x6b206574}
+)
+
+// keyHalves returns the constants of a 16- or 32-byte key and its two
+// 16-byte halves (the same half twice for a 16-byte key).
+func keyHalves(key []byte) (c [4]uint32, k1, k2 []byte) {
+	if len(key) == 16 {
+		return tau, key, key
+	}
+	return sigma, key[:16], key[16:32]
+}
+
+// chachaState is the ChaCha input block: the constants, the key, then 16
+// bytes of counter and nonce.
+func chachaState(key []byte, tail *[16]byte) [16]uint32 {
+	c, k1, k2 := keyHalves(key)
+	var s [16]uint32
+	copy(s[:4], c[:])
+	for i := range 4 {
+		s[4+i] = le(k1[4*i:])
+		s[8+i] = le(k2[4*i:])
 	}
 	for i := range 4 {
 		s[12+i] = le(tail[4*i:])
@@ -57,9 +76,9 @@ func chachaRounds(x *[16]uint32, rounds int) {
 }
 
 // ChaChaBlock is ChaCha's block function with rounds rounds: the input
-// block (key, and 16 bytes of counter || nonce as the layout in use puts
-// them) run through the rounds and added back.
-func ChaChaBlock(key *[32]byte, tail *[16]byte, rounds int) [64]byte {
+// block (a 16- or 32-byte key, and 16 bytes of counter || nonce as the
+// layout in use puts them) run through the rounds and added back.
+func ChaChaBlock(key []byte, tail *[16]byte, rounds int) [64]byte {
 	in := chachaState(key, tail)
 	x := in
 	chachaRounds(&x, rounds)
@@ -73,7 +92,7 @@ func ChaChaBlock(key *[32]byte, tail *[16]byte, rounds int) [64]byte {
 // HChaCha is HChaCha with rounds rounds: words 0..3 and 12..15 of the
 // permuted (not added) block.
 func HChaCha(key *[32]byte, input *[16]byte, rounds int) [32]byte {
-	x := chachaState(key, input)
+	x := chachaState(key[:], input)
 	chachaRounds(&x, rounds)
 	var out [32]byte
 	for i, w := range []uint32{x[0], x[1], x[2], x[3], x[12], x[13], x[14], x[15]} {
@@ -90,21 +109,22 @@ func ChaChaIETF(key *[32]byte, nonce []byte, counter uint32, rounds int, src []b
 		var tail [16]byte
 		binary.LittleEndian.PutUint32(tail[:], counter)
 		copy(tail[4:], nonce)
-		ks := ChaChaBlock(key, &tail, rounds)
+		ks := ChaChaBlock(key[:], &tail, rounds)
 		subtle.XORBytes(out[off:], src[off:], ks[:])
 		counter++
 	}
 	return out
 }
 
-// salsaState is the Salsa20 input block for a 32-byte key and 16 bytes of
-// nonce || counter.
-func salsaState(key *[32]byte, in *[16]byte) [16]uint32 {
+// salsaState is the Salsa20 input block for a 16- or 32-byte key and 16
+// bytes of nonce || counter.
+func salsaState(key []byte, in *[16]byte) [16]uint32 {
+	c, k1, k2 := keyHalves(key)
 	var s [16]uint32
-	s[0], s[5], s[10], s[15] = 0x61707865, 0x3320646e, 0x79622d32, 0x6b206574
+	s[0], s[5], s[10], s[15] = c[0], c[1], c[2], c[3]
 	for i := range 4 {
-		s[1+i] = le(key[4*i:])
-		s[11+i] = le(key[16+4*i:])
+		s[1+i] = le(k1[4*i:])
+		s[11+i] = le(k2[4*i:])
 		s[6+i] = le(in[4*i:])
 	}
 	return s
@@ -129,9 +149,9 @@ func salsaRounds(x *[16]uint32, rounds int) {
 	}
 }
 
-// SalsaBlock is the Salsa20 expansion with rounds rounds of a key and 16
-// bytes of nonce || little-endian block counter.
-func SalsaBlock(key *[32]byte, in *[16]byte, rounds int) [64]byte {
+// SalsaBlock is the Salsa20 expansion with rounds rounds of a 16- or
+// 32-byte key and 16 bytes of nonce || little-endian block counter.
+func SalsaBlock(key []byte, in *[16]byte, rounds int) [64]byte {
 	s := salsaState(key, in)
 	x := s
 	salsaRounds(&x, rounds)
@@ -145,7 +165,7 @@ func SalsaBlock(key *[32]byte, in *[16]byte, rounds int) [64]byte {
 // HSalsa is HSalsa with rounds rounds: words 0, 5, 10, 15, 6, 7, 8, 9 of
 // the permuted block.
 func HSalsa(key *[32]byte, input *[16]byte, rounds int) [32]byte {
-	x := salsaState(key, input)
+	x := salsaState(key[:], input)
 	salsaRounds(&x, rounds)
 	var out [32]byte
 	for i, w := range []uint32{x[0], x[5], x[10], x[15], x[6], x[7], x[8], x[9]} {
@@ -163,7 +183,7 @@ func XSalsa(key *[32]byte, nonce *[24]byte, rounds, n int) []byte {
 		var in [16]byte
 		copy(in[:8], nonce[16:])
 		binary.LittleEndian.PutUint64(in[8:], ctr)
-		b := SalsaBlock(&sub, &in, rounds)
+		b := SalsaBlock(sub[:], &in, rounds)
 		out = append(out, b[:]...)
 	}
 	return out[:n]
@@ -186,7 +206,7 @@ func rfc8439(key *[32]byte, nonce []byte, rounds int, src, ad []byte, sealing bo
 	}
 	var tail [16]byte
 	copy(tail[4:], n)
-	block0 := ChaChaBlock(&k, &tail, rounds)
+	block0 := ChaChaBlock(k[:], &tail, rounds)
 	out = ChaChaIETF(&k, n, 1, rounds, src)
 	ct := out
 	if !sealing {

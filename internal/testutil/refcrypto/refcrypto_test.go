@@ -30,8 +30,7 @@ func stream(c testutil.KeystreamCase, block func(ctr uint64) [64]byte) []byte {
 }
 
 // TestChaChaMatchesVectors holds the reference ChaCha to the external
-// ChaCha8/12/20 vectors (256-bit keys; the reference has no 128-bit key
-// schedule), in both counter layouts.
+// ChaCha8/12/20 vectors (128- and 256-bit keys), in both counter layouts.
 func TestChaChaMatchesVectors(t *testing.T) {
 	var strom struct {
 		testutil.Header
@@ -46,14 +45,11 @@ func TestChaChaMatchesVectors(t *testing.T) {
 	testutil.LoadVectors(t, "chacha_djb_extra.json", &djb)
 	rounds := map[int]int{}
 	for _, c := range append(strom.Cases, djb.DJB...) {
-		if len(c.Key) != 32 {
-			continue
-		}
 		got := stream(c, func(ctr uint64) [64]byte {
 			var tail [16]byte
 			binary.LittleEndian.PutUint64(tail[:], ctr)
 			copy(tail[8:], c.Nonce)
-			return ChaChaBlock((*[32]byte)(c.Key), &tail, c.Rounds)
+			return ChaChaBlock(c.Key, &tail, c.Rounds)
 		})
 		assert.Equal(t, []byte(c.Keystream), got, c.ID)
 		rounds[c.Rounds]++
@@ -63,31 +59,28 @@ func TestChaChaMatchesVectors(t *testing.T) {
 			var tail [16]byte
 			binary.LittleEndian.PutUint32(tail[:], uint32(ctr))
 			copy(tail[4:], c.Nonce)
-			return ChaChaBlock((*[32]byte)(c.Key), &tail, c.Rounds)
+			return ChaChaBlock(c.Key, &tail, c.Rounds)
 		})
 		assert.Equal(t, []byte(c.Keystream), got, c.ID)
 	}
 	for _, r := range []int{8, 12, 20} {
-		assert.GreaterOrEqual(t, rounds[r], 5, "ChaCha%d cases checked", r)
+		assert.GreaterOrEqual(t, rounds[r], 20, "ChaCha%d cases checked", r)
 	}
 }
 
 // TestSalsaMatchesVectors holds the reference Salsa20 to the external
-// Salsa20/8 and /12 vectors (256-bit keys) and the 20-round core to
+// Salsa20/8 and /12 vectors (128- and 256-bit keys) and the 20-round core to
 // x/crypto's.
 func TestSalsaMatchesVectors(t *testing.T) {
 	var v testutil.SalsaStreams
 	testutil.LoadVectors(t, "salsa20_reduced.json", &v)
 	rounds := map[int]int{}
 	for _, c := range v.Keystream {
-		if len(c.Key) != 32 {
-			continue
-		}
 		got := stream(c, func(ctr uint64) [64]byte {
 			var in [16]byte
 			copy(in[:8], c.Nonce)
 			binary.LittleEndian.PutUint64(in[8:], ctr)
-			return SalsaBlock((*[32]byte)(c.Key), &in, c.Rounds)
+			return SalsaBlock(c.Key, &in, c.Rounds)
 		})
 		assert.Equal(t, []byte(c.Keystream), got, c.ID)
 		rounds[c.Rounds]++
@@ -99,7 +92,7 @@ func TestSalsaMatchesVectors(t *testing.T) {
 			var in [16]byte
 			copy(in[:8], c.Nonce)
 			binary.LittleEndian.PutUint64(in[8:], b)
-			blk := SalsaBlock((*[32]byte)(c.Key), &in, c.Rounds)
+			blk := SalsaBlock(c.Key, &in, c.Rounds)
 			h.Write(blk[:])
 		}
 		assert.Equal(t, []byte(c.KeystreamSHA256), h.Sum(nil), c.ID)
@@ -118,7 +111,7 @@ func TestSalsaMatchesVectors(t *testing.T) {
 		rounds[c.Rounds]++
 	}
 	assert.GreaterOrEqual(t, rounds[12], 3, "Salsa20/12 cases checked")
-	assert.GreaterOrEqual(t, rounds[8], 2, "Salsa20/8 cases checked")
+	assert.GreaterOrEqual(t, rounds[8], 8, "Salsa20/8 cases checked")
 
 	r := testutil.Rand(t)
 	for range 20 {
@@ -127,7 +120,7 @@ func TestSalsaMatchesVectors(t *testing.T) {
 		var ks [32]byte
 		copy(ks[:], key[:])
 		salsa.XORKeyStream(want[:], want[:], &in, &ks)
-		assert.Equal(t, want, SalsaBlock(&key, &in, 20))
+		assert.Equal(t, want, SalsaBlock(key[:], &in, 20))
 	}
 }
 
