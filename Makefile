@@ -177,12 +177,16 @@ bench-compare:
 stress:
 	SPIPE_STRESS=1 $(GO) test -count=1 -v -timeout 30m ./internal/faultproxy ./internal/stress
 
-# spipe beside raw TCP, a plaintext relay pair (our engine, encryption
-# off), spiped and ssh -L on loopback: bulk MB/s, pinned round trips and
-# connections/s, medians of REPS with a quiet-machine wait before each
-# measurement, and the ratios the hardening issue targets. Needs spiped and
+# spipe (and spipe connect --mux) beside raw TCP, a plaintext relay pair
+# (our engine, encryption off), spiped and ssh -L on loopback: bulk MB/s,
+# pinned round trips and connections/s, medians of REPS with a
+# quiet-machine wait before each measurement; the time to a new
+# connection's first byte through a link of DELAY_MS each way
+# (internal/delayproxy); a round trip beside a bulk stream; and the ratios
+# the hardening issue and issue 17 target. Needs spiped and
 # openssh-server; not part of `make test`. SIZE, RTT_N, CPS_N, CPS_P, REPS,
-# SUITES, QUIET_BUSY, QUIET_TIMEOUT override the defaults.
+# SUITES, QUIET_BUSY, QUIET_TIMEOUT, DELAY_MS, TTFB_N, FAIR_N override the
+# defaults.
 .PHONY: bench-pipe
 bench-pipe:
 	GO=$(GO) bash scripts/bench-pipe.sh

@@ -21,6 +21,16 @@
 # (the ChaCha, Salsa20 and Poly1305 kernels and pkg/aead); perf's own cost
 # stays out of the measured runs.
 #
+# The multiplexed mode (spipe connect --mux, issue 17) is measured beside
+# them on loopback, and two more columns compare new connections and
+# streams: "ttfb", the time from a new connection's connect to its first
+# echoed byte through a link of DELAY_MS each way (internal/delayproxy,
+# which also models TCP's handshake), median of connections 2..TTFB_N, for
+# raw TCP, spiped, ssh -L, spipe and spipe --mux; and "fair", how much a
+# 64-byte round trip slows while another connection (for --mux, another
+# stream of the same carrier) pushes bulk data at full speed (loaded p50
+# over idle p50, FAIR_N round trips each, not pinned).
+#
 # Needs spiped (Debian: spiped), sshd and ssh (openssh-server), taskset;
 # perf (Debian: linux-perf) for the AEAD shares. Not part of `make test`.
 set -euo pipefail
@@ -32,6 +42,9 @@ RTT_N=${RTT_N:-10000}
 CPS_N=${CPS_N:-2000}
 CPS_P=${CPS_P:-4}
 REPS=${REPS:-3}
+DELAY_MS=${DELAY_MS:-25}
+TTFB_N=${TTFB_N:-11}
+FAIR_N=${FAIR_N:-2000}
 QUIET_BUSY=${QUIET_BUSY:-30}
 QUIET_TIMEOUT=${QUIET_TIMEOUT:-15}
 SUITES=${SUITES:-chacha20-poly1305 xsalsa20-poly1305 chacha12-poly1305 chacha8-poly1305 xsalsa12-poly1305}
@@ -80,7 +93,16 @@ add() { # add ID LABEL ENTRYPORT PIDS...; METRICS (env) narrows what is measured
   for q in "$@"; do [ "$q" = "$pid_target" ] || own[$id]+=" $q"; done
   metrics[$id]=${METRICS:-bulk rtt cps}
 }
+# delayed NAME FARPORT: start a delay proxy in front of the far end at
+# FARPORT; its port is left in $dl (no subshell: bg must record the pid).
+delayed() {
+  dl=$(port)
+  bg "delay_$1" "$bp" delay -l "127.0.0.1:$dl" -t "127.0.0.1:$2" -d "${DELAY_MS}ms"
+  "$bp" wait -c "127.0.0.1:$dl"
+}
+declare -A ttfb_entry
 add raw "raw TCP" "$tport" "$pid_target"
+delayed raw "$tport"; ttfb_entry[raw]=127.0.0.1:$dl
 
 r2=$(port); r1=$(port)
 bg relay2 "$bp" relay -l "127.0.0.1:$r2" -t "127.0.0.1:$tport"
@@ -100,10 +122,28 @@ for suite in $SUITES; do
     m="bulk rtt cps"; [ $pfs = off ] && m=cps
     eval "METRICS=\"$m\" add spipe$n \"spipe $suite pfs=$pfs\" $cp \"\$pid_target \$pid_spl$n \$pid_spc$n\""
     eval "spipe_pids[spipe$n]=\"\$pid_spc$n \$pid_spl$n\""
-    [ "$suite" = chacha20-poly1305 ] && [ $pfs = on ] && spipe_default=spipe$n
+    [ "$suite" = chacha20-poly1305 ] && [ $pfs = on ] && { spipe_default=spipe$n; spipe_lport=$lp; spipe_flags=("${flags[@]}"); eval "spipe_lpid=\$pid_spl$n"; }
     [ "$suite" = chacha20-poly1305 ] && [ $pfs = off ] && spipe_nopfs=spipe$n
   done
 done
+# spipe --mux into the default listener: every connection a stream of one
+# carrier opened at start-up.
+mp=$(port)
+bg spm "$work/spipe" connect --mux -s "127.0.0.1:$mp" -t "127.0.0.1:$spipe_lport" -k "$work/key" "${spipe_flags[@]}"
+METRICS="bulk rtt cps fair" add spipemux "spipe --mux chacha20-poly1305" "$mp" "$pid_target $spipe_lpid $pid_spm"
+spipe_pids[spipemux]="$pid_spm $spipe_lpid"
+metrics[$spipe_default]+=" fair"
+# With two carriers the pool puts the bulk stream and the interactive one
+# on different carriers: the fairness lever --mux-carriers gives.
+mp=$(port)
+bg spm2 "$work/spipe" connect --mux --mux-carriers 2 -s "127.0.0.1:$mp" -t "127.0.0.1:$spipe_lport" -k "$work/key" "${spipe_flags[@]}"
+METRICS="fair" add spipemux2 "spipe --mux --mux-carriers 2" "$mp" "$pid_target $spipe_lpid $pid_spm2"
+# The same two through the delayed link, for the ttfb column.
+delayed spipe "$spipe_lport"
+cp=$(port); bg spcd "$work/spipe" connect -s "127.0.0.1:$cp" -t "127.0.0.1:$dl" -k "$work/key" "${spipe_flags[@]}"
+ttfb_entry[$spipe_default]=127.0.0.1:$cp
+cp=$(port); bg spmd "$work/spipe" connect --mux -s "127.0.0.1:$cp" -t "127.0.0.1:$dl" -k "$work/key" "${spipe_flags[@]}"
+ttfb_entry[spipemux]=127.0.0.1:$cp
 
 head -c 32 /dev/urandom >"$work/spiped.key"
 for fast in "" "-f"; do
@@ -112,6 +152,11 @@ for fast in "" "-f"; do
   bg "${id}e" spiped -F -e -s "[127.0.0.1]:$ep" -t "[127.0.0.1]:$dp" -k "$work/spiped.key" -n 1000 $fast
   m="bulk rtt cps"; [ -n "$fast" ] && m=cps
   eval "METRICS=\"$m\" add $id \"spiped ${fast:-(DH)}\" $ep \"\$pid_target \$pid_${id}d \$pid_${id}e\""
+  if [ -z "$fast" ]; then
+    delayed spiped "$dp"; ep=$(port)
+    bg spipedttfb spiped -F -e -s "[127.0.0.1]:$ep" -t "[127.0.0.1]:$dl" -k "$work/spiped.key" -n 1000
+    ttfb_entry[spiped]=127.0.0.1:$ep
+  fi
 done
 
 sshd_port=$(port)
@@ -126,9 +171,20 @@ for cipher in chacha20-poly1305@openssh.com aes128-gcm@openssh.com; do
     -L "127.0.0.1:$lp:127.0.0.1:$tport" "$(id -un)@127.0.0.1"
   eval "add $id \"ssh -L ${cipher%%@*}\" $lp \"\$pid_target \$pid_sshd \$pid_$id\""
 done
+# ssh -L through the delayed link: its channels ride one SSH connection,
+# opened here, before anything is measured.
+delayed ssh "$sshd_port"; lp=$(port)
+bg sshttfb ssh -F /dev/null -N -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
+  -o ExitOnForwardFailure=yes -o Compression=no -c chacha20-poly1305@openssh.com -i "$work/user_key" -p "$dl" \
+  -L "127.0.0.1:$lp:127.0.0.1:$tport" "$(id -un)@127.0.0.1"
+ttfb_entry[ssh_chacha20]=127.0.0.1:$lp
+for id in "${!ttfb_entry[@]}"; do metrics[$id]+=" ttfb"; done
 
 for id in "${systems[@]}"; do
   "$bp" wait -c "${entry[$id]}" || { echo "${label[$id]} did not start:"; tail -5 "$work"/*.log; exit 1; }
+done
+for id in "${!ttfb_entry[@]}"; do
+  "$bp" wait -c "${ttfb_entry[$id]}" || { echo "${label[$id]} through the delayed link did not start:"; tail -5 "$work"/*.log; exit 1; }
 done
 
 # --- measuring
@@ -197,11 +253,20 @@ run() { # run ID METRIC
     out=$("$bp" cps -c "${entry[$id]}" -n "$CPS_N" -p "$CPS_P") || { echo "  ${label[$id]} cps failed" >&2; return; }
     [ -n "${own[$id]}" ] && record_cpu "$id" cpuc $(($(cpu_ticks "$id") - t0)) "$CPS_N" 1e6
     record "$id" cps "$(echo "$out" | value cps)" ;;
+  ttfb)
+    out=$("$bp" ttfb -c "${ttfb_entry[$id]}" -n "$TTFB_N") || { echo "  ${label[$id]} ttfb failed" >&2; return; }
+    record "$id" ttfb "$(echo "$out" | value ttfb_ms)" ;;
+  fair)
+    out=$("$bp" fair -c "${entry[$id]}" -n "$FAIR_N" -size 64) || { echo "  ${label[$id]} fair failed" >&2; return; }
+    record "$id" fair "$(echo "$out" | value ratio)"
+    record "$id" fairidle "$(echo "$out" | value idle_p50_us)"
+    record "$id" fairload "$(echo "$out" | value loaded_p50_us)" ;;
   esac
   echo "  rep $rep ${label[$id]} $metric: $(echo "$out" | tr '\n' ' ')(busy $(tail -1 "$work/quiet" | cut -d' ' -f1)%)"
 }
 
-echo "== measuring: ${#systems[@]} systems x (bulk $SIZE B, rtt $RTT_N x 64 B on CPU $PIN_CPU, cps $CPS_N x $CPS_P) x $REPS reps"
+echo "== measuring: ${#systems[@]} systems x (bulk $SIZE B, rtt $RTT_N x 64 B on CPU $PIN_CPU, cps $CPS_N x $CPS_P," \
+  "ttfb $TTFB_N connections over ${DELAY_MS} ms each way, fair $FAIR_N x 64 B beside bulk) x $REPS reps"
 for rep in $(seq 1 "$REPS"); do
   for id in "${systems[@]}"; do
     for metric in ${metrics[$id]}; do run "$id" "$metric"; done
@@ -255,12 +320,14 @@ fi
 # --- the table
 echo
 echo "== medians of $REPS (bulk MB/s; round trip µs, pinned to one CPU; connections/s)"
-printf "%-36s %10s %10s %10s %10s %10s %10s\n" system "bulk MB/s" "rtt p50" "rtt p99" "conn/s" "CPU s/GiB" "CPU us/c"
+printf "%-36s %10s %10s %10s %10s %10s %10s %10s %8s\n" system "bulk MB/s" "rtt p50" "rtt p99" "conn/s" "CPU s/GiB" "CPU us/c" "ttfb ms" "fair x"
 for id in "${systems[@]}"; do
-  printf "%-36s %10s %10s %10s %10s %10s %10s\n" "${label[$id]}" "$(median "$id" bulk)" "$(median "$id" p50)" \
-    "$(median "$id" p99)" "$(median "$id" cps)" "$(median "$id" cpub)" "$(median "$id" cpuc)"
+  printf "%-36s %10s %10s %10s %10s %10s %10s %10s %8s\n" "${label[$id]}" "$(median "$id" bulk)" "$(median "$id" p50)" \
+    "$(median "$id" p99)" "$(median "$id" cps)" "$(median "$id" cpub)" "$(median "$id" cpuc)" "$(median "$id" ttfb)" "$(median "$id" fair)"
 done
 echo "(CPU s/GiB and us/c: CPU time of the system's own processes per GiB of bulk and per connection, target and load generator excluded)"
+echo "(ttfb ms: a new connection's connect to its first echoed byte through a link of $((2 * DELAY_MS)) ms round trip, median of connections 2..$TTFB_N;"
+echo " fair x: a 64-byte round trip's p50 while another connection (--mux: another stream of its carrier) pushes bulk, over its idle p50)"
 if [ "$PROFILE" = 1 ] && grep -q " aead_" "$work/results" 2>/dev/null; then
   echo
   echo "== the AEAD's share of each spipe process's CPU in a bulk run (perf cpu-clock samples in the ChaCha/Salsa20/Poly1305 kernels and pkg/aead)"
@@ -301,6 +368,37 @@ ratio "CPU s/GiB: spipe / ssh -L aes128-gcm" "$spipe_default" cpub ssh_aes128 cp
 excess "CPU s/GiB: spipe - relay pair" "$spipe_default" relay cpub 0.5
 ratio "bulk: spipe / ssh -L aes128-gcm" "$spipe_default" bulk ssh_aes128 bulk ">=" 1.05
 ratio "rtt p50 (one CPU): spipe / relay pair" "$spipe_default" p50 relay p50 "<=" 1.15
+echo
+echo "== the multiplexed mode (targets from issue 17; spipe --mux = chacha20-poly1305 with forward secrecy)"
+# verdict RATIO OP TARGET: meets or SHORT.
+verdict() { awk -v r="$1" -v t="$3" -v op="$2" 'BEGIN { ok = (op == ">=") ? r >= t : r <= t; print ok ? "meets" : "SHORT" }'; }
+rtt_ms=$((2 * DELAY_MS))
+for id in raw spiped ssh_chacha20 "$spipe_default" spipemux; do
+  v=$(median "$id" ttfb)
+  [ "$v" = - ] && { printf "%-52s %8s\n" "ttfb over $rtt_ms ms RTT: ${label[$id]}" "n/a"; continue; }
+  printf "%-52s %8s RTT  (%s ms)\n" "ttfb over $rtt_ms ms RTT: ${label[$id]}" "$(awk -v v="$v" -v r="$rtt_ms" 'BEGIN { printf "%.2f", v / r }')" "$v"
+done
+v=$(median spipemux ttfb)
+if [ "$v" != - ]; then
+  r=$(awk -v v="$v" -v t="$rtt_ms" 'BEGIN { printf "%.2f", v / t }')
+  printf "%-52s %8sx   target <= 1.3x   %s\n" "ttfb: spipe --mux / RTT" "$r" "$(verdict "$r" "<=" 1.3)"
+fi
+a=$(median spipemux cps); b1=$(median spipedf cps); b2=$(median ssh_chacha20 cps); b3=$(median ssh_aes128 cps)
+best=$(printf "%s\n%s\n%s\n" "$b1" "$b2" "$b3" | grep -v '^-$' | sort -g | tail -1)
+if [ "$a" != - ] && [ -n "$best" ]; then
+  r=$(awk -v a="$a" -v b="$best" 'BEGIN { printf "%.2f", a / b }')
+  printf "%-52s %8sx   target >= 1.1x   %s   (%s against %s)\n" "conn/s: spipe --mux / best of spiped -f, ssh -L" "$r" "$(verdict "$r" ">=" 1.1)" "$a" "$best"
+fi
+ratio "bulk: spipe --mux (one stream) / spipe" spipemux bulk "$spipe_default" bulk ">=" 0.9
+ratio "rtt p50 (one CPU): spipe --mux / spipe" spipemux p50 "$spipe_default" p50 "<=" 1.1
+v=$(median spipemux fair)
+if [ "$v" != - ]; then
+  printf "%-52s %8sx   target <= 3x     %s   (p50 %s us loaded, %s us idle; plain spipe, two connections: %sx)\n" \
+    "fairness: --mux round trip beside a bulk stream" "$v" "$(verdict "$v" "<=" 3)" \
+    "$(median spipemux fairload)" "$(median spipemux fairidle)" "$(median "$spipe_default" fair)"
+fi
+v=$(median spipemux2 fair)
+[ "$v" != - ] && printf "%-52s %8sx   (no target: the two streams ride different carriers)\n" "fairness: --mux --mux-carriers 2" "$v"
 echo
 echo "== CPU cost ratios (no targets; they explain the wall-clock ones)"
 cost() { # cost TEXT A_ID B_ID METRIC

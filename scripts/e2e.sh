@@ -4,7 +4,10 @@
 #      with ssh -o ProxyCommand='spipe connect ...' through a spipe listen,
 #      running commands and moving 20 MB through the session;
 #   2. curl fetching a 100 MB file from python3 -m http.server through a
-#      spipe connect / spipe listen pair, checksum compared.
+#      spipe connect / spipe listen pair, checksum compared;
+#   3. the same through spipe connect --mux, four fetches at once, each a
+#      stream of the one connection to the listener, and ssh through the
+#      multiplexed ProxyCommand.
 # Needs sshd (openssh-server), ssh, curl and python3. Everything started
 # here is stopped on exit.
 set -euo pipefail
@@ -54,11 +57,13 @@ lsn_ssh=$(port)
 "$check" wait -c "127.0.0.1:$lsn_ssh" || fail "spipe listen did not start"
 
 # The ProxyCommand logs at the default level, as a user's would: in stdio
-# mode it must stay silent, SIGHUP from ssh on exit included.
+# mode it must stay silent, SIGHUP from ssh on exit included. $mux adds
+# --mux to the ProxyCommand.
+mux=""
 ssh_run() {
   ssh -F /dev/null -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
     -o LogLevel=ERROR -o ConnectTimeout=20 -i "$work/user_key" \
-    -o ProxyCommand="$BIN connect -t [%h]:$lsn_ssh -k $work/key" \
+    -o ProxyCommand="$BIN connect $mux -t [%h]:$lsn_ssh -k $work/key" \
     "$(id -un)@127.0.0.1" "$@" 2>>"$work/ssh.log"
 }
 out=$(ssh_run 'echo hello from sshd; echo "user=$(id -un)"') || fail "ssh through spipe"
@@ -100,4 +105,27 @@ curl -fsS --max-time 120 -o "$work/got.bin" -w '   curl: %{size_download} bytes 
 got=$(sha256sum <"$work/got.bin" | cut -d' ' -f1)
 [ "$got" = "$want" ] || fail "100 MB through curl: sha256 $got, want $want"
 echo "   100 MB via curl: sha256 matches"
+
+# --- 3. the multiplexed mode -----------------------------------------------
+echo "== curl and ssh through spipe connect --mux"
+mux_http=$(port)
+"$BIN" connect --mux -s "127.0.0.1:$mux_http" -t "127.0.0.1:$lsn_http" -k "$work/key" 2>"$work/connect-mux.log" & pids+=($!)
+"$check" wait -c "127.0.0.1:$mux_http" || fail "spipe connect --mux did not start"
+fetches=()
+for i in 1 2 3 4; do
+  curl -fsS --max-time 120 -o "$work/got$i.bin" "http://127.0.0.1:$mux_http/big.bin" & fetches+=($!)
+done
+for f in "${fetches[@]}"; do wait "$f" || fail "curl through spipe connect --mux"; done
+for i in 1 2 3 4; do
+  got=$(sha256sum <"$work/got$i.bin" | cut -d' ' -f1)
+  [ "$got" = "$want" ] || fail "100 MB through connect --mux (fetch $i): sha256 $got, want $want"
+done
+[ "$(grep -c 'msg="carrier open"' "$work/connect-mux.log")" = 1 ] || fail "connect --mux opened more than one carrier: $(cat "$work/connect-mux.log")"
+echo "   4 x 100 MB via curl at once, streams of one carrier: sha256 matches"
+: >"$work/ssh.log"
+mux=--mux
+out=$(ssh_run 'echo hello over a stream') || fail "ssh through connect --mux: $(cat "$work/ssh.log")"
+[ "$out" = "hello over a stream" ] || fail "ssh through connect --mux said: $out"
+[ ! -s "$work/ssh.log" ] || fail "the multiplexed ProxyCommand wrote to the terminal: $(cat "$work/ssh.log")"
+echo "   ssh with connect --mux as ProxyCommand ran a command and said nothing on the terminal"
 echo "e2e OK"

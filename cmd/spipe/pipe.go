@@ -34,6 +34,10 @@ type pipeFlags struct {
 	metrics              string
 	proxyProtocol        bool
 	accessLog            bool
+	mux                  bool
+	muxCarriers          int
+	muxStreams           int
+	muxWindow            int
 	// spiped's -F and -D, accepted so that its command lines explain
 	// themselves (see spipedFlags).
 	foreground, daemonize bool
@@ -51,7 +55,15 @@ func (p *pipeFlags) register(fs *pflag.FlagSet, mode service.Mode) {
 		fs.StringVarP(&p.source, "source", "s", "", "`ADDR` to accept plaintext connections on: host:port, [v6]:port, /abs/unix.sock,\nsystemd or systemd:NAME (without it: one connection over stdin/stdout, for ssh's ProxyCommand)")
 		fs.StringVarP(&p.target, "target", "t", "", "`ADDR` of the spipe listen to connect to: host:port or /abs/unix.sock (required)")
 		fs.StringArrayVarP(&p.keys, "key", "k", nil, "key `FILE` (- reads it from stdin)")
+		fs.BoolVar(&p.mux, "mux", false, "carry every connection as a stream of a connection kept open to the listener:\nno TCP connect or handshake per connection, one round trip to the first byte")
+		fs.IntVar(&p.muxCarriers, "mux-carriers", 0, "with --mux, keep `N` connections to the listener and spread streams over them (0: 1)")
 	}
+	if mode == service.Listen {
+		fs.IntVar(&p.muxStreams, "mux-streams", 0, "`N` streams at once on one multiplexed connection; a client's streams beyond it are reset\n(0: 1000; streams also count toward --max-conns)")
+	} else {
+		fs.IntVar(&p.muxStreams, "mux-streams", 0, "with --mux, `N` streams at once on one connection to the listener; more wait for room\n(0: 1000; at most the listener's --mux-streams)")
+	}
+	fs.IntVar(&p.muxWindow, "mux-window", 0, "multiplexed streams: the most one stream may have in flight toward this end, in `BYTES`\n(262144 to 16777216, default 262144). Raise it for bulk streams over long links (one stream moves\nat most this much per round trip); other streams' data may wait behind this much of a bulk one")
 	fs.StringVar(&p.cipher, "cipher", "", "comma-separated `SUITES` in preference order, from: "+suiteNames()+"\n(default "+defaultSuites()+"; reduced-round suites are used only if both ends list them)")
 	fs.StringVar(&p.context, "context", "", "name of this tunnel (up to 255 bytes), bound into every handshake; both ends must give the same one.\nTunnels that share a key need distinct contexts, or one can be redirected into another")
 	fs.BoolVarP(&p.noPFS, "no-pfs", "f", false, "skip the X25519 exchange (faster handshakes, no forward secrecy; spiped's -f)")
@@ -94,6 +106,10 @@ func (p *pipeFlags) options(mode service.Mode) (service.Options, error) {
 		PidFile:               p.pidFile,
 		PadTo:                 p.padTo,
 		AccessLog:             p.accessLog,
+		Mux:                   p.mux,
+		MuxCarriers:           p.muxCarriers,
+		MuxStreams:            p.muxStreams,
+		MuxWindow:             p.muxWindow,
 	}
 	if p.daemonize {
 		return o, usagef("-D: spipe does not daemonize; run it in the foreground under systemd (units in contrib/systemd) or another supervisor. It resolves the target at each connection, so it never waits for DNS at start")

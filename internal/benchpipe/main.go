@@ -7,6 +7,9 @@
 //	benchpipe bulk   -c ADDR -n BYTES     one connection into the sink: MB/s
 //	benchpipe rtt    -c ADDR -n N -size B ping-pongs on one connection: p50, p99
 //	benchpipe cps    -c ADDR -n N -p P    connect, 1-byte echo, close: conns/s
+//	benchpipe ttfb   -c ADDR -n N         N connections one by one: connect to first echoed byte
+//	benchpipe fair   -c ADDR -n N -size B round trips beside a bulk connection: p50 idle, loaded
+//	benchpipe delay  -l ADDR -t ADDR -d D a proxy adding D each way (internal/delayproxy)
 //	benchpipe wait   -c ADDR              wait until ADDR accepts
 //	benchpipe port                        print a free loopback TCP port
 //
@@ -34,7 +37,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fatal(errors.New("usage: benchpipe target|relay|bulk|rtt|cps|wait|port [flags]"))
+		fatal(errors.New("usage: benchpipe target|relay|bulk|rtt|cps|ttfb|fair|delay|wait|port [flags]"))
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	listen := fs.String("l", "127.0.0.1:0", "address to listen on")
@@ -43,6 +46,7 @@ func main() {
 	n := fs.Int64("n", 0, "bytes (bulk), round trips (rtt) or connections (cps)")
 	size := fs.Int("size", 64, "message size (rtt)")
 	par := fs.Int("p", 1, "concurrent clients (cps)")
+	oneWay := fs.Duration("d", 25*time.Millisecond, "one-way delay (delay)")
 	_ = fs.Parse(os.Args[2:])
 
 	var err error
@@ -59,6 +63,12 @@ func main() {
 		err = rtt(*connect, int(*n), *size)
 	case "cps":
 		err = cps(*connect, int(*n), *par)
+	case "ttfb":
+		err = ttfb(*connect, int(*n))
+	case "fair":
+		err = fair(*connect, int(*n), *size)
+	case "delay":
+		err = delay(*listen, *target, *oneWay)
 	case "wait":
 		err = wait(*connect)
 	default:

@@ -98,8 +98,15 @@ type Forwarder struct {
 	// Observer is told about connections, bytes and failures; nil ignores.
 	Observer Observer
 
+	// Mux, on the connecting side, carries every connection as a stream
+	// of a carrier kept open to the listener (Secure must then return a
+	// *Secured with a Carrier). On the listening side nothing needs
+	// setting: a connection whose Secure returns a Carrier is one.
+	Mux *Mux
+
 	linesOnce sync.Once
 	lines     *lineLimiter
+	carriers  *carrierPool // while Serve or Handle runs with Mux
 }
 
 // Side names one end of a forwarded connection.
@@ -129,8 +136,14 @@ type Observer interface {
 	// Bytes reports n plaintext bytes forwarded toward the target (or
 	// back from it).
 	Bytes(toTarget bool, n int)
-	// TransferError reports a connection that failed after its handshake.
+	// TransferError reports a connection that failed after its handshake
+	// (a carrier that failed, too).
 	TransferError(err error)
+	// CarrierOpened is called when a multiplexed carrier is through its
+	// handshake, CarrierClosed when it has ended. Its streams are
+	// connections (ConnOpened, ConnClosed); the carrier is not.
+	CarrierOpened()
+	CarrierClosed()
 }
 
 const (
@@ -191,6 +204,12 @@ func (f *Forwarder) Serve(ctx context.Context, ln net.Listener) error {
 
 	w := newWorkers(workerIdle, maxIdleWorkers)
 	defer w.stop()
+	if f.Mux != nil && f.SecureSide == SecureOutbound {
+		// Opened now, so the first connection finds its carrier ready;
+		// closed once every connection has ended.
+		p := f.startCarriers(false)
+		defer p.close()
+	}
 	acceptErr := f.acceptLoop(ctx, ln, g, func(c net.Conn) {
 		var t *ticket
 		if adm != nil {
@@ -199,7 +218,7 @@ func (f *Forwarder) Serve(ctx context.Context, ln net.Listener) error {
 		wg.Add(1)
 		w.run(func() {
 			defer wg.Done()
-			_ = f.handle(hard, c, g, t, w) // logged there; one failure never affects the others
+			_ = f.handle(hard, ctx, c, g, t, w) // logged there; one failure never affects the others
 		})
 	})
 	ln.Close()
@@ -299,3 +318,5 @@ func (nopObserver) Handshake(time.Duration, error) {}
 func (nopObserver) DialError(error)                {}
 func (nopObserver) Bytes(bool, int)                {}
 func (nopObserver) TransferError(error)            {}
+func (nopObserver) CarrierOpened()                 {}
+func (nopObserver) CarrierClosed()                 {}

@@ -18,12 +18,13 @@ type gate struct {
 	maxWaiting int64
 	log        *slog.Logger
 
-	open    atomic.Int64  // holding a place
-	waiting atomic.Int64  // waiting for one
-	room    chan struct{} // a waiter left a full queue
+	open     atomic.Int64  // holding a place
+	waiting  atomic.Int64  // waiting for one
+	carriers atomic.Int64  // multiplexed carriers open (their streams take places)
+	room     chan struct{} // a waiter left a full queue
 
-	mu                          sync.Mutex
-	lastFullWarn, lastQueueWarn time.Time
+	mu                                           sync.Mutex
+	lastFullWarn, lastQueueWarn, lastCarrierWarn time.Time
 }
 
 // newGate returns a gate with maxConns places (negative: no limit) before
@@ -95,6 +96,22 @@ func (g *gate) waitRoom(ctx context.Context) bool {
 	}
 	return true
 }
+
+// enterCarrier takes one of the maxWaiting places for carriers, if one
+// is free. A carrier holds no place of its own at the gate (its streams
+// do), so without this bound a key holder could keep any number of them
+// open; with it, authenticated sockets stay bounded as docs/PROTOCOL.md
+// section 6 promises.
+func (g *gate) enterCarrier() bool {
+	if g.carriers.Add(1) <= g.maxWaiting {
+		return true
+	}
+	g.carriers.Add(-1)
+	g.warn(&g.lastCarrierWarn, "carrier limit reached; new multiplexed connections are closed", "max_carriers", g.maxWaiting)
+	return false
+}
+
+func (g *gate) leaveCarrier() { g.carriers.Add(-1) }
 
 // connections returns how many connections hold or wait for a place.
 func (g *gate) connections() int64 { return g.open.Load() + g.waiting.Load() }

@@ -29,15 +29,20 @@ const (
 // away as soon as the stream closes (ssh, whose ProxyCommand this is)
 // leaves after the report, not before it.
 func (f *Forwarder) Handle(ctx context.Context, raw net.Conn) error {
-	return f.forward(ctx, raw, nil, nil, nil, false)
+	if f.Mux != nil && f.SecureSide == SecureOutbound {
+		p := f.startCarriers(true)
+		defer p.close()
+	}
+	return f.forward(ctx, ctx, raw, nil, nil, nil, false)
 }
 
 // handle is Handle for Serve: the handshake runs under the admission
 // ticket t (nil: none), and once the connection is through it, it takes a
 // place at g (nil: none needed). Its failures are logged at the level they
-// deserve.
-func (f *Forwarder) handle(ctx context.Context, raw net.Conn, g *gate, t *ticket, w *workers) error {
-	return f.forward(ctx, raw, g, t, w, true)
+// deserve. ctx ends when open connections must close; soft, when Serve's
+// shutdown begins (a carrier then takes no new streams).
+func (f *Forwarder) handle(ctx, soft context.Context, raw net.Conn, g *gate, t *ticket, w *workers) error {
+	return f.forward(ctx, soft, raw, g, t, w, true)
 }
 
 // link is a connection once open: both sides, the place it holds at the
@@ -46,6 +51,9 @@ type link struct {
 	in, out Conn
 	leave   func()
 	session *Session // nil until the handshake succeeded
+	// carrier is set instead of in when the client's handshake chose the
+	// multiplexed mode: its streams are forwarded, not the connection.
+	carrier Carrier
 	// hold leaves in open when the connection fails before its transfer:
 	// Handle's caller closes it once it has reported the failure.
 	hold bool
@@ -59,10 +67,9 @@ func (l *link) abortIn() {
 	}
 }
 
-func (f *Forwarder) forward(ctx context.Context, raw net.Conn, g *gate, t *ticket, w *workers, report bool) error {
+func (f *Forwarder) forward(ctx, soft context.Context, raw net.Conn, g *gate, t *ticket, w *workers, report bool) error {
 	obs := f.observer()
 	obs.ConnOpened()
-	defer obs.ConnClosed()
 	start := time.Now()
 	peer := raw.RemoteAddr()
 
@@ -71,6 +78,7 @@ func (f *Forwarder) forward(ctx context.Context, raw net.Conn, g *gate, t *ticke
 	l, stage, err := f.open(ctx, raw, g, t, !report)
 	closeRaw()
 	if err != nil {
+		obs.ConnClosed()
 		// Reset, so a plaintext client of "spipe connect" does not take the
 		// failure for an empty but complete answer. Handle's caller closes
 		// it once it has reported the failure.
@@ -78,16 +86,46 @@ func (f *Forwarder) forward(ctx context.Context, raw net.Conn, g *gate, t *ticke
 			abortConn(rawConn{raw})
 		}
 		if ctx.Err() != nil {
-			err = fmt.Errorf("%w (%w)", errShutdown, err)
+			err = errShutdownOf(err)
 		}
 		f.logFailure(ctx, peer, stage, err, l.session, 0, 0, report)
 		f.logEnd(ctx, peer, l.session, 0, 0, start, err)
 		return err
 	}
+	if l.carrier != nil {
+		// Not a connection to forward but a carrier of them: its streams
+		// are counted as connections, and it as a carrier.
+		obs.ConnClosed()
+		if g != nil {
+			if !g.enterCarrier() {
+				l.carrier.Close()
+				err := errCarrierLimit
+				f.logFailure(ctx, peer, stageAdmission, err, l.session, 0, 0, report)
+				return err
+			}
+			defer g.leaveCarrier()
+		}
+		return f.serveCarrier(ctx, soft, l.carrier, l.session, peer, g, w)
+	}
+	defer obs.ConnClosed()
+	return f.transfer(ctx, &l, peer, start, w, report)
+}
+
+// errCarrierLimit is a carrier closed because as many as MaxPending are
+// open.
+var errCarrierLimit = errors.New("too many multiplexed carriers open (--max-pending)")
+
+// errShutdownOf is err, met because the connection was closed at
+// shutdown.
+func errShutdownOf(err error) error { return fmt.Errorf("%w (%w)", errShutdown, err) }
+
+// transfer copies an open link both ways, gives its place at the gate
+// back and writes its log lines.
+func (f *Forwarder) transfer(ctx context.Context, l *link, peer net.Addr, start time.Time, w *workers, report bool) error {
 	defer l.leave()
 	up, down, err := f.pipe(ctx, l.in, l.out, w)
 	if err != nil {
-		obs.TransferError(err)
+		f.observer().TransferError(err)
 		f.logFailure(ctx, peer, stageTransfer, err, l.session, up, down, report)
 	}
 	f.logEnd(ctx, peer, l.session, up, down, start, err)
@@ -101,14 +139,13 @@ func (f *Forwarder) forward(ctx context.Context, raw net.Conn, g *gate, t *ticke
 // log line, and the session as far as it got.
 func (f *Forwarder) open(ctx context.Context, raw net.Conn, g *gate, t *ticket, hold bool) (l link, stage string, err error) {
 	l.hold = hold
-	timeout := f.HandshakeTimeout
-	if timeout <= 0 {
-		timeout = defaultHandshakeTimeout
-	}
 	if f.SecureSide == SecureInbound {
-		l.in, l.session, err = f.secure(ctx, raw, timeout, t)
+		l.in, l.session, l.carrier, err = f.secure(ctx, raw, f.handshakeTimeout(), t)
 		if err != nil {
 			return l, stageHandshake, err
+		}
+		if l.carrier != nil {
+			return l, "", nil
 		}
 	} else {
 		c, ok := raw.(Conn)
@@ -117,20 +154,35 @@ func (f *Forwarder) open(ctx context.Context, raw net.Conn, g *gate, t *ticket, 
 		}
 		l.in = c
 	}
+	stage, err = f.admitAndDial(ctx, &l, g)
+	return l, stage, err
+}
+
+// admitAndDial takes a place at g, if any (l.leave gives it back), then
+// dials the target for l.in.
+func (f *Forwarder) admitAndDial(ctx context.Context, l *link, g *gate) (stage string, err error) {
 	l.leave = func() {}
 	if g != nil {
 		if err := g.enter(ctx); err != nil {
 			l.abortIn()
-			return l, stageAdmission, err
+			return stageAdmission, err
 		}
 		l.leave = g.leave
 	}
-	stage, err = f.dialTarget(ctx, &l, timeout)
+	stage, err = f.dialTarget(ctx, l, f.handshakeTimeout())
 	if err != nil {
 		l.leave()
-		return l, stage, err
+		return stage, err
 	}
-	return l, "", nil
+	return "", nil
+}
+
+// handshakeTimeout is HandshakeTimeout with its default.
+func (f *Forwarder) handshakeTimeout() time.Duration {
+	if f.HandshakeTimeout <= 0 {
+		return defaultHandshakeTimeout
+	}
+	return f.HandshakeTimeout
 }
 
 // dialTarget dials the target for l.in and sets l.out; on the connecting
@@ -140,6 +192,16 @@ func (f *Forwarder) dialTarget(ctx context.Context, l *link, timeout time.Durati
 	defer cancel()
 	closeIn := context.AfterFunc(ctx, func() { abortConn(l.in) })
 	defer closeIn()
+	if f.SecureSide == SecureOutbound && f.carriers != nil {
+		// Multiplexed: a stream on a carrier that is already open.
+		l.out, l.session, err = f.carriers.open(dctx)
+		if err != nil {
+			f.observer().DialError(err)
+			l.abortIn()
+			return stageDial, err
+		}
+		return "", nil
+	}
 	target, err := f.Dial(dctx, l.in)
 	if err != nil {
 		f.observer().DialError(err)
@@ -156,7 +218,7 @@ func (f *Forwarder) dialTarget(ctx context.Context, l *link, timeout time.Durati
 		l.out = out
 		return "", nil
 	}
-	l.out, l.session, err = f.secure(ctx, target, timeout, nil)
+	l.out, l.session, _, err = f.secure(ctx, target, timeout, nil)
 	if err != nil {
 		target.Close()
 		l.abortIn()
@@ -170,8 +232,8 @@ func (f *Forwarder) dialTarget(ctx context.Context, l *link, timeout time.Durati
 // cannot hold the slot, whatever Secure does with the context. The
 // handshake holds its admission ticket t (nil: none) until it ends. A
 // *Secured result is unwrapped here: the rest of the engine sees the bare
-// stream.
-func (f *Forwarder) secure(ctx context.Context, c net.Conn, timeout time.Duration, t *ticket) (Conn, *Session, error) {
+// stream, or the carrier when the handshake chose the multiplexed mode.
+func (f *Forwarder) secure(ctx context.Context, c net.Conn, timeout time.Duration, t *ticket) (Conn, *Session, Carrier, error) {
 	hctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
@@ -179,27 +241,38 @@ func (f *Forwarder) secure(ctx context.Context, c net.Conn, timeout time.Duratio
 	_ = c.SetDeadline(deadline)
 	sc, err := f.Secure(hctx, t.secureConn(c))
 	var session *Session
+	var carrier Carrier
 	if err == nil {
 		if s, ok := sc.(*Secured); ok {
-			sc, session = s.Conn, &s.Session
+			sc, session, carrier = s.Conn, &s.Session, s.Carrier
 		}
 		err = c.SetDeadline(noDeadline)
 		if err != nil {
-			sc.Close()
-			sc = nil
+			closeSecured(sc, carrier)
+			sc, carrier = nil, nil
 		}
 	}
 	// Leaving the table settles a race with a cut: a handshake that
 	// succeeded as its socket was closed fails with the cut.
 	if cause := t.leave(); cause != nil {
-		if sc != nil {
-			sc.Close()
-			sc, session, err = nil, nil, net.ErrClosed
+		if sc != nil || carrier != nil {
+			closeSecured(sc, carrier)
+			sc, carrier, session, err = nil, nil, nil, net.ErrClosed
 		}
 		err = &cutError{cause: cause, err: err}
 	}
 	f.observer().Handshake(time.Since(start), err)
-	return sc, session, err
+	return sc, session, carrier, err
+}
+
+// closeSecured closes what a handshake produced.
+func closeSecured(c Conn, carrier Carrier) {
+	if carrier != nil {
+		carrier.Close()
+	}
+	if c != nil {
+		c.Close()
+	}
 }
 
 // logFailure writes a failed connection's one line, at the level its stage

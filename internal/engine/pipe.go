@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spipe-dev/spipe/pkg/spipe"
+	"github.com/spipe-dev/spipe/pkg/spipe/mux"
 )
 
 // bufSize is the buffer of a copy between two plaintext connections (the
@@ -86,8 +87,8 @@ func (f *Forwarder) copyHalf(dst, src Conn, toTarget bool, idle *idleWatch) (int
 		srcSide, dstSide = dstSide, srcSide
 	}
 	obs := f.observer()
-	if sc, ok := dst.(*spipe.Conn); ok {
-		return copyIntoFrames(sc, src, toTarget, idle, obs, srcSide, dstSide)
+	if fw, ok := framed(dst); ok {
+		return copyIntoFrames(fw, src, toTarget, idle, obs, srcSide, dstSide)
 	}
 	if sc, ok := src.(*spipe.Conn); ok {
 		return copyFromFrames(dst, sc, toTarget, idle, obs, srcSide, dstSide)
@@ -133,12 +134,31 @@ func endCopy(dst Conn, n int64, srcErr, dstErr error, srcSide, dstSide string) (
 	return n, nil
 }
 
-// copyIntoFrames is copyHalf toward a spipe connection: its ReadFrom reads
-// src straight into each frame and seals it in place, so the plaintext
-// passes through no buffer of ours. src is wrapped to keep what copyHalf
-// does per chunk (idle clock, byte count) and to tell src's errors from
-// the connection's.
-func copyIntoFrames(dst *spipe.Conn, src Conn, toTarget bool, idle *idleWatch, obs Observer, srcSide, dstSide string) (int64, error) {
+// frameWriter is a destination that sends what its ReadFrom reads in
+// units of its own: a spipe connection's frames, a mux stream's messages.
+type frameWriter interface {
+	Conn
+	io.ReaderFrom
+}
+
+// framed returns dst as a frameWriter if it is one: a *spipe.Conn, or a
+// stream of a multiplexed carrier, whose ReadFrom reads exactly what one
+// message holds (a copy loop's 64 KiB would cost a second, tiny message
+// and frame for every read).
+func framed(dst Conn) (frameWriter, bool) {
+	switch d := dst.(type) {
+	case *spipe.Conn, *mux.Stream, *poolStream:
+		return d.(frameWriter), true
+	}
+	return nil, false
+}
+
+// copyIntoFrames is copyHalf toward a spipe connection or stream: its
+// ReadFrom reads src straight into each frame (or message), so the
+// plaintext passes through no buffer of ours. src is wrapped to keep what
+// copyHalf does per chunk (idle clock, byte count) and to tell src's
+// errors from the connection's.
+func copyIntoFrames(dst frameWriter, src Conn, toTarget bool, idle *idleWatch, obs Observer, srcSide, dstSide string) (int64, error) {
 	r := &watchedReader{r: src, idle: idle, obs: obs, toTarget: toTarget}
 	n, err := dst.ReadFrom(r)
 	obs.Bytes(toTarget, int(n-r.counted))

@@ -8,6 +8,8 @@ import (
 	"net"
 	"os"
 	"syscall"
+
+	"github.com/spipe-dev/spipe/pkg/spipe/mux"
 )
 
 // The reasons Reason gives. They are the engine's vocabulary for log lines
@@ -27,14 +29,20 @@ const (
 	// connection, or its first message was not in by the deadline.
 	reasonEvicted      = "evicted"
 	reasonHelloTimeout = "hello_timeout"
+	// A stream whose carrier ended before it did (it was reset), and a
+	// carrier whose peer broke the multiplexing protocol.
+	reasonCarrier     = "carrier"
+	reasonMuxProtocol = "mux_protocol"
 )
 
 // Reason sorts a connection failure into a short, stable class for logs
 // and metric labels: one of the protocol's (see protocol.go: "auth",
 // "tampered", ...) or "timeout", "refused", "reset", "eof", "idle",
 // "shutdown", "unreachable", "dns" or "other"; a handshake the admission
-// table cut is "evicted", "hello_timeout" or "shutdown". It returns "" for
-// nil.
+// table cut is "evicted", "hello_timeout" or "shutdown"; a stream whose
+// carrier ended first is "carrier", a stream its peer reset "reset", and
+// a carrier whose peer broke the multiplexing "mux_protocol". It returns
+// "" for nil.
 func Reason(err error) string {
 	// A cut handshake fails with whatever its closed socket made of it;
 	// the cut is the reason.
@@ -46,6 +54,12 @@ func Reason(err error) string {
 		return reasonEvicted
 	case errors.Is(err, errHelloTimeout):
 		return reasonHelloTimeout
+	case errors.Is(err, mux.ErrSessionClosed):
+		return reasonCarrier
+	case errors.Is(err, mux.ErrStreamReset):
+		return reasonReset
+	case errors.Is(err, mux.ErrProtocol):
+		return reasonMuxProtocol
 	}
 	if r := protocolReason(err); r != "" {
 		return r
@@ -100,7 +114,7 @@ func Reasons() ReasonSets {
 		Dial: []string{reasonRefused, reasonUnreachable, reasonDNS, reasonTimeout, reasonReset,
 			reasonShutdown, reasonOther},
 		Transfer: append(protocolReasons(inFrame),
-			reasonReset, reasonEOF, reasonIdle, reasonTimeout, reasonShutdown, reasonOther),
+			reasonReset, reasonEOF, reasonIdle, reasonTimeout, reasonShutdown, reasonCarrier, reasonMuxProtocol, reasonOther),
 		Frame: protocolReasons(inFrame),
 	}
 }
@@ -131,7 +145,7 @@ func (f *Forwarder) failureLevel(stage, reason string) slog.Level {
 		}
 	case stageTransfer:
 		switch reason {
-		case reasonTruncated, reasonEOF, reasonReset:
+		case reasonTruncated, reasonEOF, reasonReset, reasonCarrier:
 			return slog.LevelInfo
 		}
 	case stageAdmission:

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spipe-dev/spipe/internal/tcprelay"
 	"github.com/spipe-dev/spipe/pkg/spipe/frame"
 )
 
@@ -29,39 +30,44 @@ type Applied struct {
 // directions unit by unit, applying the faults Faults picks for that
 // connection.
 type Proxy struct {
+	*tcprelay.Server
 	target string
 	faults func(conn int) []Fault
-	ln     net.Listener
 
-	mu      sync.Mutex
-	n       int
-	applied []Applied
-	conns   map[net.Conn]struct{}
-	wg      sync.WaitGroup
+	mu       sync.Mutex
+	accepted int
+	applied  []Applied
 }
 
 // Start listens on a loopback port and proxies each accepted connection to
 // target. faults is called once per connection with its number (0 for the
 // first accepted) and returns the faults for it; nil means none at all.
+// Close stops accepting, resets every open connection and waits for the
+// relays to end.
 func Start(target string, faults func(conn int) []Fault) (*Proxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p := &Proxy{target: target, faults: faults}
+	srv, err := tcprelay.Serve("127.0.0.1:0", func(srv *tcprelay.Server, id int, c *net.TCPConn) {
+		p.mu.Lock()
+		p.accepted++
+		p.mu.Unlock()
+		var fs []Fault
+		if p.faults != nil {
+			fs = p.faults(id)
+		}
+		p.handle(srv, id, c, fs)
+	})
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{target: target, faults: faults, ln: ln, conns: map[net.Conn]struct{}{}}
-	p.wg.Add(1)
-	go p.serve()
+	p.Server = srv
 	return p, nil
 }
-
-// Addr is the address clients connect to.
-func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
 // Accepted is how many connections the proxy has accepted.
 func (p *Proxy) Accepted() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.n
+	return p.accepted
 }
 
 // Applied returns the faults that have fired so far, in order.
@@ -71,50 +77,6 @@ func (p *Proxy) Applied() []Applied {
 	return append([]Applied(nil), p.applied...)
 }
 
-// Close stops accepting, resets every open connection and waits for the
-// relays to end.
-func (p *Proxy) Close() error {
-	err := p.ln.Close()
-	p.mu.Lock()
-	for c := range p.conns {
-		reset(c)
-	}
-	p.mu.Unlock()
-	p.wg.Wait()
-	return err
-}
-
-func (p *Proxy) serve() {
-	defer p.wg.Done()
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		id := p.n
-		p.n++
-		p.mu.Unlock()
-		var faults []Fault
-		if p.faults != nil {
-			faults = p.faults(id)
-		}
-		p.wg.Add(1)
-		go p.handle(id, c, faults)
-	}
-}
-
-// track adds c to (or removes it from) the connections Close resets.
-func (p *Proxy) track(c net.Conn, on bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if on {
-		p.conns[c] = struct{}{}
-	} else {
-		delete(p.conns, c)
-	}
-}
-
 func (p *Proxy) fired(id int, f Fault) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -122,17 +84,13 @@ func (p *Proxy) fired(id int, f Fault) {
 }
 
 // handle relays one connection; a failed dial resets the client.
-func (p *Proxy) handle(id int, client net.Conn, faults []Fault) {
-	defer p.wg.Done()
-	p.track(client, true)
-	defer p.track(client, false)
+func (p *Proxy) handle(srv *tcprelay.Server, id int, client net.Conn, faults []Fault) {
 	server, err := net.DialTimeout("tcp", p.target, 10*time.Second)
 	if err != nil {
 		reset(client)
 		return
 	}
-	p.track(server, true)
-	defer p.track(server, false)
+	defer srv.Track(server)()
 	// Either direction may reset both; the relays then end on their own.
 	var once sync.Once
 	killBoth := func() { once.Do(func() { reset(client); reset(server) }) }
@@ -293,9 +251,4 @@ func closeWrite(c net.Conn) {
 }
 
 // reset closes c with an RST rather than a FIN.
-func reset(c net.Conn) {
-	if tc, ok := c.(*net.TCPConn); ok {
-		_ = tc.SetLinger(0)
-	}
-	c.Close()
-}
+func reset(c net.Conn) { tcprelay.Reset(c) }

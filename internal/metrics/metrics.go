@@ -1,5 +1,6 @@
 // Package metrics exports the spipe tool's counters in the Prometheus
-// format: connections open and total, bytes each way, failures by stage
+// format: connections (and streams) open and total, multiplexed
+// carriers, bytes each way, failures by stage
 // and reason, frame errors, handshake latency, key reloads and the
 // build. Every failure series the configuration names exists, at zero,
 // from the start, so alerts see a series before the first failure.
@@ -25,6 +26,8 @@ type Metrics struct {
 
 	open              prometheus.Gauge
 	total             prometheus.Counter
+	carriersOpen      prometheus.Gauge
+	carriersTotal     prometheus.Counter
 	toTarget          prometheus.Counter
 	fromTarget        prometheus.Counter
 	handshakeFailures *prometheus.CounterVec
@@ -68,10 +71,18 @@ func New(c Config) *Metrics {
 		classify:     c.Classify,
 		isFrameError: c.IsFrameError,
 		open: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "spipe_connections_open", Help: "Connections being handled now.",
+			Name: "spipe_connections_open",
+			Help: "Connections being handled now: plain connections (from accept to close) and streams of multiplexed carriers.",
 		}),
 		total: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "spipe_connections_total", Help: "Connections accepted.",
+			Name: "spipe_connections_total",
+			Help: "Connections accepted, and streams of multiplexed carriers (a carrier's own connection counts once, as accepted).",
+		}),
+		carriersOpen: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "spipe_carriers_open", Help: "Multiplexed carriers (connections through their handshake carrying streams) open now.",
+		}),
+		carriersTotal: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "spipe_carriers_total", Help: "Multiplexed carriers opened (connect) or accepted (listen) through their handshake.",
 		}),
 		handshakeFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "spipe_handshake_failures_total", Help: "Failed handshakes by reason.",
@@ -118,7 +129,7 @@ func New(c Config) *Metrics {
 	}, []string{"direction"})
 	m.toTarget = bytes.WithLabelValues("to_target")
 	m.fromTarget = bytes.WithLabelValues("from_target")
-	f.MustRegister(m.open, m.total, bytes, m.handshakeFailures, m.dialFailures, m.transferFailures, m.frameErrors,
+	f.MustRegister(m.open, m.total, m.carriersOpen, m.carriersTotal, bytes, m.handshakeFailures, m.dialFailures, m.transferFailures, m.frameErrors,
 		m.handshakeSeconds, m.keyReloads, build)
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -129,6 +140,12 @@ func (m *Metrics) ConnOpened() { m.open.Inc(); m.total.Inc() }
 
 // ConnClosed counts a connection gone.
 func (m *Metrics) ConnClosed() { m.open.Dec() }
+
+// CarrierOpened counts a multiplexed carrier through its handshake.
+func (m *Metrics) CarrierOpened() { m.carriersOpen.Inc(); m.carriersTotal.Inc() }
+
+// CarrierClosed counts a carrier gone.
+func (m *Metrics) CarrierClosed() { m.carriersOpen.Dec() }
 
 // Handshake records a handshake's duration, or its failure.
 func (m *Metrics) Handshake(d time.Duration, err error) {

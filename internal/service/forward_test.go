@@ -143,35 +143,42 @@ func TestWrongKeyNeverReachesTarget(t *testing.T) {
 	assert.Equal(t, int32(0), tg.Accepts.Load(), "target dialled before the client proved the key")
 }
 
-// TestTargetRefused: a target that refuses is one log line for that
+// TestTargetRefused, plain and multiplexed: a target that refuses is one log line for that
 // connection; the client is reset, not handed a clean empty answer; and
 // the target is dialled afresh for the next connection.
 func TestTargetRefused(t *testing.T) {
-	key := pipetest.KeyFile(t)
-	down := pipetest.FreeAddr(t)
-	listen, connect := pipetest.Pair(t, down, key, nil)
+	for _, muxed := range []bool{false, true} {
+		key := pipetest.KeyFile(t)
+		down := pipetest.FreeAddr(t)
+		listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", down, key, nil)
+		connect := pipetest.Start(t, service.Connect, "127.0.0.1:0", listen.Addr, key, func(o *service.Options) { o.Mux = muxed })
+		connect.Log.Wait(t, "msg=serving", nil)
 
-	// The reset may come so quickly that the dial itself reports it.
-	c, err := net.DialTimeout("tcp", connect.Addr, 5*time.Second)
-	if err == nil {
-		require.NoError(t, c.SetDeadline(time.Now().Add(10*time.Second)))
-		_, err = io.ReadAll(c)
-		c.Close()
-	}
-	assert.ErrorIs(t, err, syscall.ECONNRESET)
-	listen.Log.Wait(t, `level=WARN msg="connection failed" peer=127\.0\.0\.1:\d+ stage=dial reason=refused`, nil)
-
-	ln, err := net.Listen("tcp", down)
-	require.NoError(t, err)
-	defer ln.Close()
-	go func() {
-		c, err := ln.Accept()
+		// The reset may come so quickly that the dial itself reports it.
+		c, err := net.DialTimeout("tcp", connect.Addr, 5*time.Second)
 		if err == nil {
-			io.Copy(c, c)
+			require.NoError(t, c.SetDeadline(time.Now().Add(10*time.Second)))
+			_, err = io.ReadAll(c)
 			c.Close()
 		}
-	}()
-	assert.NoError(t, pipetest.TryEcho(connect.Addr, "back up"))
+		assert.ErrorIs(t, err, syscall.ECONNRESET, "mux=%v", muxed)
+		listen.Log.Wait(t, `level=WARN msg="connection failed" peer=127\.0\.0\.1:\d+ stage=dial reason=refused`, nil)
+
+		ln, err := net.Listen("tcp", down)
+		require.NoError(t, err)
+		go func() {
+			c, err := ln.Accept()
+			if err == nil {
+				io.Copy(c, c)
+				c.Close()
+			}
+		}()
+		assert.NoError(t, pipetest.TryEcho(connect.Addr, "back up"), "mux=%v", muxed)
+		ln.Close()
+		if muxed {
+			assert.Equal(t, 1, connect.Log.Count(`msg="carrier open"`), "a refused target does not cost the carrier")
+		}
+	}
 }
 
 // TestProtocolOptions runs the pipe with non-default protocol options on

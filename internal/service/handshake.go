@@ -8,6 +8,7 @@ import (
 
 	"github.com/spipe-dev/spipe/internal/engine"
 	"github.com/spipe-dev/spipe/pkg/spipe"
+	"github.com/spipe-dev/spipe/pkg/spipe/mux"
 )
 
 // clientHelloSize is the size of the protocol's first message
@@ -18,10 +19,16 @@ import (
 const clientHelloSize = 107
 
 // serverHandshake runs the server side of the protocol with the keys
-// current when the connection arrived.
+// current when the connection arrived. A client that asked for the
+// multiplexed mode gets a carrier, whose streams the engine forwards.
 func (s *Service) serverHandshake(ctx context.Context, c net.Conn) (engine.Conn, error) {
 	ks := s.keys.Load()
 	return s.handshake(ctx, spipe.Server(c, ks.config), ks)
+}
+
+// muxConfig is the multiplexing configuration of this side's sessions.
+func (s *Service) muxConfig() *mux.Config {
+	return &mux.Config{MaxStreams: s.opts.MuxStreams, MaxStreamWindow: s.opts.MuxWindow}
 }
 
 // clientHandshake runs the client side. A server refuses a client by
@@ -42,11 +49,24 @@ func (s *Service) handshake(ctx context.Context, sc *spipe.Conn, ks *keySet) (en
 		return nil, err
 	}
 	st := sc.ConnectionState()
-	return &engine.Secured{Conn: sc, Session: engine.Session{
+	sec := &engine.Secured{Conn: sc, Session: engine.Session{
 		Key:            ks.fingerprints[st.KeyIndex],
 		Suite:          st.Suite.String(),
 		ForwardSecrecy: st.ForwardSecrecy,
-	}}, nil
+	}}
+	if !st.Multiplexed {
+		return sec, nil
+	}
+	newSession := mux.Server
+	if s.opts.Mode == Connect {
+		newSession = mux.Client
+	}
+	session, err := newSession(sc, s.muxConfig())
+	if err != nil {
+		return nil, err
+	}
+	sec.Conn, sec.Carrier = nil, session
+	return sec, nil
 }
 
 // refusedByServer reports a handshake the server ended: the connection

@@ -27,6 +27,9 @@ func (s *Service) newKeySet(keys []*spipe.Key) (*keySet, error) {
 		// CPU per byte than 64 KiB ones (docs/PIPE.md). Interactive writes
 		// still go out at once, each in a frame of its own size.
 		MaxPayload: spipe.MaxPayloadLimit,
+		// A listener serves plain and multiplexed clients alike; a
+		// connect asks for the mode it runs.
+		Multiplex: s.opts.Mode == Listen || s.opts.Mux,
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err

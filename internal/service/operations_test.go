@@ -87,25 +87,32 @@ func TestReloadFailureKeepsOldKeys(t *testing.T) {
 
 // TestStdioIsQuiet: a stdio connection (ssh's ProxyCommand) writes nothing
 // above debug level to the user's terminal, and a SIGHUP (which ssh sends
-// as it exits) neither reloads nor disturbs the connection.
+// as it exits) neither reloads nor disturbs the connection. With --mux the
+// carrier's own lines are debug lines too.
 func TestStdioIsQuiet(t *testing.T) {
 	key := pipetest.KeyFile(t)
 	tg := pipetest.EchoTarget(t)
 	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", tg.Addr, key, nil)
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	c := pipetest.Start(t, service.Connect, "", listen.Addr, key, func(o *service.Options) {
-		o.Stdin, o.Stdout = inR, outW
-	})
-	pipetest.EchoOver(t, inW, outR, "before")
-	c.Reload()
-	c.Log.Wait(t, `level=DEBUG msg="signal ignored: a stdio connection has no keys to reload"`, nil)
-	pipetest.EchoOver(t, inW, outR, "after")
-	inW.Close()
-	go io.Copy(io.Discard, outR)
-	require.NoError(t, c.Wait(t, 10*time.Second))
-	for _, level := range []string{"INFO", "WARN", "ERROR"} {
-		assert.Zero(t, c.Log.Count("level="+level), "%s lines in a stdio session:\n%s", level, c.Log.String())
+	for _, muxed := range []bool{false, true} {
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		c := pipetest.Start(t, service.Connect, "", listen.Addr, key, func(o *service.Options) {
+			o.Stdin, o.Stdout = inR, outW
+			o.Mux = muxed
+		})
+		pipetest.EchoOver(t, inW, outR, "before")
+		c.Reload()
+		c.Log.Wait(t, `level=DEBUG msg="signal ignored: a stdio connection has no keys to reload"`, nil)
+		pipetest.EchoOver(t, inW, outR, "after")
+		inW.Close()
+		go io.Copy(io.Discard, outR)
+		require.NoError(t, c.Wait(t, 10*time.Second))
+		for _, level := range []string{"INFO", "WARN", "ERROR"} {
+			assert.Zero(t, c.Log.Count("level="+level), "mux=%v: %s lines in a stdio session:\n%s", muxed, level, c.Log.String())
+		}
+		if muxed {
+			assert.Equal(t, 1, c.Log.Count(`level=DEBUG msg="carrier open"`))
+		}
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/spipe-dev/spipe/internal/keyring"
 	"github.com/spipe-dev/spipe/pkg/aead"
 	"github.com/spipe-dev/spipe/pkg/spipe"
+	"github.com/spipe-dev/spipe/pkg/spipe/mux"
 )
 
 // Mode says which way a service encrypts.
@@ -72,6 +73,17 @@ type Options struct {
 	// MaxPendingPerSource caps a source's handshakes in progress (see
 	// engine.Forwarder); 0: the engine's default.
 	MaxPendingPerSource int
+
+	// Mux (connect only) carries every connection as a stream of one of
+	// MuxCarriers carriers kept open to the listener.
+	Mux         bool
+	MuxCarriers int // 0: 1
+	// MuxStreams caps the streams of one carrier: those a connect opens
+	// on it, those a listener accepts on it (0: 1000).
+	MuxStreams int
+	// MuxWindow is the most one stream may have in flight toward this
+	// side (mux.Config.MaxStreamWindow; 0: 256 KiB).
+	MuxWindow int
 
 	PidFile     string
 	MetricsAddr *engine.Addr // nil: no metrics
@@ -132,6 +144,21 @@ func (o *Options) Validate() error {
 	if o.ShutdownTimeout < 0 {
 		return fmt.Errorf("--shutdown-timeout %v: must not be negative", o.ShutdownTimeout)
 	}
+	if o.Mode == Listen && (o.Mux || o.MuxCarriers != 0) {
+		return errors.New("--mux and --mux-carriers are for connect: listen serves multiplexed clients without them")
+	}
+	if o.MuxCarriers < 0 || o.MuxCarriers > maxCarriers {
+		return fmt.Errorf("--mux-carriers %d: want 1 to %d", o.MuxCarriers, maxCarriers)
+	}
+	if o.MuxCarriers > 0 && !o.Mux {
+		return errors.New("--mux-carriers needs --mux")
+	}
+	if o.MuxStreams < 0 {
+		return fmt.Errorf("--mux-streams %d: must not be negative", o.MuxStreams)
+	}
+	if w := o.MuxWindow; w != 0 && (w < mux.MinStreamWindow || w > maxMuxWindow) {
+		return fmt.Errorf("--mux-window %d: want %d (256 KiB) to %d (16 MiB) bytes", w, mux.MinStreamWindow, maxMuxWindow)
+	}
 	if o.MetricsAddr != nil && o.MetricsAddr.IsUnix() {
 		return fmt.Errorf("--metrics %q: want host:port", o.MetricsAddr)
 	}
@@ -140,6 +167,14 @@ func (o *Options) Validate() error {
 	}
 	return nil
 }
+
+// maxMuxWindow bounds --mux-window: what go-yamux grows a window to by
+// default.
+const maxMuxWindow = 16 << 20
+
+// maxCarriers bounds --mux-carriers: a handful spreads streams over
+// connections (and CPUs of the listener); many would be plain mode.
+const maxCarriers = 64
 
 // forwardSecrecy is the protocol's policy for --no-pfs and --require-pfs
 // (Validate refuses both at once).

@@ -50,6 +50,11 @@ func TestValidate(t *testing.T) {
 		{"negative idle", listen, func(o *service.Options) { o.IdleTimeout = -time.Second }, "--idle-timeout -1s: must not be negative"},
 		{"negative grace", listen, func(o *service.Options) { o.ShutdownTimeout = -time.Second }, "--shutdown-timeout -1s: must not be negative"},
 		{"metrics on a socket path", listen, func(o *service.Options) { o.MetricsAddr = &unix }, `--metrics "/run/spipe.sock": want host:port`},
+		{"mux on listen", listen, func(o *service.Options) { o.Mux = true }, "--mux and --mux-carriers are for connect: listen serves multiplexed clients without them"},
+		{"carriers without mux", connect, func(o *service.Options) { o.MuxCarriers = 2 }, "--mux-carriers needs --mux"},
+		{"too many carriers", connect, func(o *service.Options) { o.Mux, o.MuxCarriers = true, 65 }, "--mux-carriers 65: want 1 to 64"},
+		{"negative mux streams", listen, func(o *service.Options) { o.MuxStreams = -1 }, "--mux-streams -1: must not be negative"},
+		{"mux window too small", listen, func(o *service.Options) { o.MuxWindow = 65536 }, "--mux-window 65536: want 262144 (256 KiB) to 16777216 (16 MiB) bytes"},
 		{"socket mode owner cannot write", listen, func(o *service.Options) { o.SocketMode = 0o440 }, "--socket-mode 0440: want octal permissions such as 0660 that let the owner read and write"},
 	}
 	for _, tc := range cases {

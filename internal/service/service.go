@@ -212,6 +212,9 @@ func (s *Service) forwarder() *engine.Forwarder {
 	} else {
 		f.SecureSide = engine.SecureOutbound
 		f.Secure = s.clientHandshake
+		if s.opts.Mux {
+			f.Mux = &engine.Mux{Carriers: s.opts.MuxCarriers, StreamsPerCarrier: s.opts.MuxStreams, Target: s.opts.Target.String()}
+		}
 	}
 	return f
 }

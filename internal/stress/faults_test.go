@@ -30,52 +30,17 @@ func TestFaultAmongHealthyConnections(t *testing.T) {
 	tg := startTarget(t, true)
 	listen := startSvc(t, service.Listen, "127.0.0.1:0", tg.addr(), key, nil)
 
-	cases := []struct {
-		name    string
-		fault   faultproxy.Fault
-		reasons []string // the receiving side logs one of these; none: intact
-	}{
-		{"flip payload bit", faultproxy.Fault{Kind: faultproxy.FlipBit, Frame: 2, Bit: 8 * 1000}, []string{"tampered"}},
-		// The length's low bit: a full frame grows past the limit, any
-		// other frame fails its tag.
-		{"flip header bit", faultproxy.Fault{Kind: faultproxy.FlipBit, Frame: 2, Bit: 2 * 8}, []string{"tampered", "frame_too_large"}},
-		{"oversize length", faultproxy.Fault{Kind: faultproxy.FlipBit, Frame: 2, Bit: 7}, []string{"frame_too_large"}},
-		{"drop", faultproxy.Fault{Kind: faultproxy.Drop, Frame: 2}, []string{"tampered"}},
-		{"duplicate", faultproxy.Fault{Kind: faultproxy.Duplicate, Frame: 2}, []string{"tampered"}},
-		{"reorder", faultproxy.Fault{Kind: faultproxy.Reorder, Frame: 2}, []string{"tampered"}},
-		{"truncate", faultproxy.Fault{Kind: faultproxy.Truncate, Frame: 2, Keep: 100}, []string{"truncated"}},
-		// After an RST Linux reports ECONNRESET once, to whichever call
-		// meets it first; a read after a failed write sees a plain end.
-		{"reset", faultproxy.Fault{Kind: faultproxy.Reset, Frame: 2}, []string{"reset", "truncated"}},
-		{"delay", faultproxy.Fault{Kind: faultproxy.Delay, Frame: 2, Delay: 300 * time.Millisecond}, nil},
-	}
+	cases := faultCases(2)
 	var ids uint64
 	for _, tc := range cases {
 		for _, dir := range []faultproxy.Direction{faultproxy.ClientToServer, faultproxy.ServerToClient} {
 			t.Run(fmt.Sprintf("%s %s", tc.name, dir), func(t *testing.T) {
 				f := tc.fault
 				f.Dir = dir
-				proxy, err := faultproxy.Start(listen.Addr, func(n int) []faultproxy.Fault {
-					if n == conns/2 {
-						return []faultproxy.Fault{f}
-					}
-					return nil
-				})
-				require.NoError(t, err)
-				defer proxy.Close()
-				connect := startSvc(t, service.Connect, "127.0.0.1:0", proxy.Addr(), key, nil)
-				defer connect.Stop(t)
 				listenFailuresBefore := listen.Log.Count("connection failed")
-
-				results := make([]result, conns)
-				var wg sync.WaitGroup
-				for i := range conns {
-					ids++
-					id := ids
-					wg.Add(1)
-					go func() { defer wg.Done(); results[i] = echo(connect.Addr, id, size, true, time.Minute) }()
-				}
-				wg.Wait()
+				results, connect, proxy := echoesThroughFault(t, listen.Addr, conns/2, f, func(addr string) *pipetest.Service {
+					return startSvc(t, service.Connect, "127.0.0.1:0", addr, key, nil)
+				}, conns, size, &ids)
 				require.Len(t, proxy.Applied(), 1, "the fault never fired")
 
 				var failed []result
@@ -118,6 +83,62 @@ func TestFaultAmongHealthyConnections(t *testing.T) {
 			})
 		}
 	}
+}
+
+// faultCase is a fault of the fault-proxy suites, on frame number frame
+// of its direction, with the reasons the side receiving it may fail with
+// (none: nothing breaks).
+type faultCase struct {
+	name    string
+	fault   faultproxy.Fault
+	reasons []string
+}
+
+func faultCases(frame int) []faultCase {
+	return []faultCase{
+		{"flip payload bit", faultproxy.Fault{Kind: faultproxy.FlipBit, Frame: frame, Bit: 8 * 20}, []string{"tampered"}},
+		// The length's low bit: a full frame grows past the limit, any
+		// other frame fails its tag.
+		{"flip header bit", faultproxy.Fault{Kind: faultproxy.FlipBit, Frame: frame, Bit: 2 * 8}, []string{"tampered", "frame_too_large"}},
+		{"oversize length", faultproxy.Fault{Kind: faultproxy.FlipBit, Frame: frame, Bit: 7}, []string{"frame_too_large"}},
+		{"drop", faultproxy.Fault{Kind: faultproxy.Drop, Frame: frame}, []string{"tampered"}},
+		{"duplicate", faultproxy.Fault{Kind: faultproxy.Duplicate, Frame: frame}, []string{"tampered"}},
+		{"reorder", faultproxy.Fault{Kind: faultproxy.Reorder, Frame: frame}, []string{"tampered"}},
+		{"truncate", faultproxy.Fault{Kind: faultproxy.Truncate, Frame: frame, Keep: 10}, []string{"truncated"}},
+		// After an RST Linux reports ECONNRESET once, to whichever call
+		// meets it first; a read after a failed write sees a plain end.
+		{"reset", faultproxy.Fault{Kind: faultproxy.Reset, Frame: frame}, []string{"reset", "truncated"}},
+		{"delay", faultproxy.Fault{Kind: faultproxy.Delay, Frame: frame, Delay: 300 * time.Millisecond}, nil},
+	}
+}
+
+// echoesThroughFault puts a fault proxy in front of listenAddr that gives
+// its connection number faulted the fault f, starts a connect to it with
+// start, and runs n echoes of size bytes through it at once (their ids
+// counted on from *ids). The proxy and connect close with the test.
+func echoesThroughFault(t *testing.T, listenAddr string, faulted int, f faultproxy.Fault,
+	start func(addr string) *pipetest.Service, n, size int, ids *uint64) ([]result, *pipetest.Service, *faultproxy.Proxy) {
+	t.Helper()
+	proxy, err := faultproxy.Start(listenAddr, func(c int) []faultproxy.Fault {
+		if c == faulted {
+			return []faultproxy.Fault{f}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { proxy.Close() })
+	connect := start(proxy.Addr())
+	t.Cleanup(func() { connect.Stop(t) })
+	results := make([]result, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		*ids++
+		id := *ids
+		wg.Add(1)
+		go func() { defer wg.Done(); results[i] = echo(connect.Addr, id, size, true, time.Minute) }()
+	}
+	wg.Wait()
+	return results, connect, proxy
 }
 
 func hasReason(l *testutil.Log, reasons []string) bool {

@@ -136,16 +136,23 @@ func (tg *target) serve(c *net.TCPConn) {
 // waitRecord waits for the target to finish with connection id.
 func (tg *target) waitRecord(t *testing.T, id uint64, within time.Duration) *record {
 	t.Helper()
+	r := tg.lookup(id, within)
+	if r == nil {
+		t.Fatalf("target never finished connection %d", id)
+	}
+	return r
+}
+
+// lookup waits up to within for the target to finish with connection id;
+// nil if it does not (it may never have seen the connection).
+func (tg *target) lookup(id uint64, within time.Duration) *record {
 	deadline := time.Now().Add(within)
 	for {
 		tg.mu.Lock()
 		r := tg.recs[id]
 		tg.mu.Unlock()
-		if r != nil {
+		if r != nil || time.Now().After(deadline) {
 			return r
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("target never finished connection %d", id)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -33,16 +33,30 @@ import (
 // connection count: every echo must come back intact, and afterwards no
 // goroutine or file descriptor may be left. The long form is the issue's
 // 1,000 connections of 1 MiB; it reports peak RSS per connection.
-func TestLoad(t *testing.T) {
+func TestLoad(t *testing.T) { loadTest(t, false) }
+
+// TestMuxLoad is TestLoad through the multiplexed mode: every connection
+// a stream of one carrier (the long form: 1,000 streams of 1 MiB each way
+// at once, checksummed at the client and at the target).
+func TestMuxLoad(t *testing.T) { loadTest(t, true) }
+
+func loadTest(t *testing.T, muxed bool) {
 	conns := pick(100, 1000)
 	size := pick(256<<10, 1<<20)
 	key := pipetest.KeyFile(t)
 	tg := startTarget(t, false)
-	maxConns := func(o *service.Options) { o.MaxConns = conns; o.HandshakeTimeout = 60 * time.Second }
+	maxConns := func(o *service.Options) {
+		o.MaxConns = conns
+		o.HandshakeTimeout = 60 * time.Second
+		o.Mux = muxed && o.Mode == service.Connect
+	}
 	listen := startSvc(t, service.Listen, "127.0.0.1:0", tg.addr(), key, maxConns)
 	connect := startSvc(t, service.Connect, "127.0.0.1:0", listen.Addr, key, maxConns)
 	listen.Log.WaitCount(t, 1, 10*time.Second, "serving")
 	connect.Log.WaitCount(t, 1, 10*time.Second, "serving")
+	if muxed {
+		connect.Log.WaitCount(t, 1, 10*time.Second, `msg="carrier open"`)
+	}
 
 	// Earlier tests in this process grew the heap; hand that memory back
 	// so the RSS figures are this test's.
@@ -85,6 +99,9 @@ func TestLoad(t *testing.T) {
 	}
 	require.Zero(t, bad, "%d of %d connections failed", bad, conns)
 	assert.Zero(t, listen.Log.Count("connection failed")+connect.Log.Count("connection failed"))
+	if muxed {
+		assert.Equal(t, 1, listen.Log.Count(`msg="carrier opened"`), "one carrier carried every stream")
+	}
 	t.Logf("%d connections x %d KiB both ways in %v (%.0f MB/s of echoed plaintext), %d at once at the peak",
 		conns, size>>10, elapsed.Round(time.Millisecond), float64(2*conns*size)/elapsed.Seconds()/1e6, peak.Load())
 	t.Logf("RSS %d MiB before, peak %d MiB: %.0f KiB per connection (this process holds both spipe ends, the clients and the target)",

@@ -101,10 +101,21 @@ type Config struct {
 	// negative value means no bound beyond the context.
 	HandshakeTimeout time.Duration
 
+	// Multiplex selects the multiplexed mode (docs/PROTOCOL.md section 7):
+	// many streams over one connection, run by package
+	// [github.com/spipe-dev/spipe/pkg/spipe/mux]. A client with Multiplex
+	// set asks for it, and its handshake fails unless the server runs it.
+	// A server with Multiplex set runs it for clients that ask and the
+	// plain byte stream for the others, so one listener serves both;
+	// ConnectionState.Multiplexed says which a connection runs. A server
+	// without it refuses clients that ask for the multiplexed mode.
+	Multiplex bool
+
 	// rand, if set, replaces crypto/rand for nonces and ephemeral keys:
 	// the transcript tests record sessions with fixed randomness.
 	rand io.Reader
-	// mode is the mode a client asks for (0: modeStream).
+	// mode, if set, is the mode a client asks for instead of the one
+	// Multiplex selects: the tests ask for modes no server runs.
 	mode byte
 }
 
@@ -118,7 +129,8 @@ type settings struct {
 	padTo            int
 	handshakeTimeout time.Duration
 	rand             io.Reader
-	mode             byte
+	mode             byte // what a client asks for
+	multiplex        bool // a server also runs modeMux
 }
 
 func (c *Config) settings() (*settings, error) {
@@ -136,6 +148,7 @@ func (c *Config) settings() (*settings, error) {
 		handshakeTimeout: c.HandshakeTimeout,
 		rand:             c.rand,
 		mode:             c.mode,
+		multiplex:        c.Multiplex,
 	}
 	if len(s.keys) == 0 {
 		return nil, errors.New("Config has no key")
@@ -183,6 +196,9 @@ func (c *Config) settings() (*settings, error) {
 	}
 	if s.mode == 0 {
 		s.mode = modeStream
+		if s.multiplex {
+			s.mode = modeMux
+		}
 	}
 	return s, nil
 }

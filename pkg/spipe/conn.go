@@ -107,6 +107,11 @@ type ConnectionState struct {
 	// MaxPayload is the largest payload (inner plaintext: data, type byte
 	// and padding) this side sends in one frame.
 	MaxPayload int
+	// Multiplexed reports whether the connection runs the multiplexed
+	// mode (Config.Multiplex): then its byte stream is for package
+	// [github.com/spipe-dev/spipe/pkg/spipe/mux] to carry streams, not for
+	// the application to read and write directly.
+	Multiplexed bool
 }
 
 // Client returns the client end of a secure pipe over conn. The handshake
@@ -231,6 +236,7 @@ func (c *Conn) install(s *settings, res *handshakeResult) error {
 		ForwardSecrecy:    res.forwardSecrecy,
 		KeyIndex:          res.keyIndex,
 		MaxPayload:        res.sendLimit,
+		Multiplexed:       res.mode == modeMux,
 	}
 	return nil
 }

@@ -15,6 +15,14 @@
 // A complete transfer ends with CloseWrite; Close alone makes the peer
 // see [ErrTruncated], which is what an error path should do (see [Conn]).
 //
+// # Many streams over one connection
+//
+// With [Config.Multiplex] on both ends a connection runs the multiplexed
+// mode instead: package [github.com/spipe-dev/spipe/pkg/spipe/mux] carries
+// any number of streams over it, each opened without a round trip. A
+// server with Multiplex set serves plain and multiplexed clients alike
+// ([ConnectionState.Multiplexed] tells them apart).
+//
 // # Guarantees
 //
 //   - Mutual authentication by the pre-shared key and context: a server's

@@ -168,6 +168,11 @@ func clientHandshake(rw io.ReadWriter, s *settings) (*handshakeResult, error) {
 	return res, nil
 }
 
+// runs reports whether a server with these settings runs mode.
+func (s *settings) runs(mode byte) bool {
+	return mode == modeStream || mode == modeMux && s.multiplex
+}
+
 // serverHandshake runs the server side: read ClientHello and find its key,
 // choose mode, suite and forward secrecy, send ServerHello, derive keys,
 // verify ClientFinished. It returns only once the client has proven the
@@ -192,7 +197,7 @@ func serverHandshake(rw io.ReadWriter, s *settings) (*handshakeResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ch.mode != modeStream {
+	if !s.runs(ch.mode) {
 		return nil, fmt.Errorf("%w: mode %d", ErrUnsupportedMode, ch.mode)
 	}
 	offered := ch.flags&flagEphemeral != 0

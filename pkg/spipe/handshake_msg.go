@@ -31,7 +31,8 @@ const (
 // Modes (byte 3): what runs over the stream once the handshake is done.
 // The client asks for one; the server runs it or refuses the connection.
 const (
-	modeStream = 1 // one byte stream, half-closable (the only mode of this version)
+	modeStream = 1 // one byte stream, half-closable
+	modeMux    = 2 // many streams over the byte stream (package mux)
 )
 
 // Sizes of the handshake messages; see docs/PROTOCOL.md for the layout.

@@ -10,7 +10,8 @@ import (
 )
 
 // TestUnknownModeRefused: a client asking for a mode this server does not
-// run (the multiplexed mode of a later release, or any other value) is
+// run (the multiplexed mode, which a server runs only with Multiplex set,
+// or any value this version does not define) is
 // refused before anything else is negotiated: the server fails with
 // ErrUnsupportedMode and sends nothing, so the client sees the connection
 // close and names the mode among the likely causes.
@@ -24,6 +25,51 @@ func TestUnknownModeRefused(t *testing.T) {
 		assert.ErrorIs(t, cerr, ErrTruncated, "mode %d", mode)
 		assert.ErrorContains(t, cerr, "a mode the server does not run")
 	}
+}
+
+// TestMultiplexNegotiation: Config.Multiplex on a client asks for mode 2
+// and on a server runs it beside the byte stream, so one listener serves
+// both kinds of client; ConnectionState says which each one got, on both
+// ends. A server without Multiplex refuses a multiplexing client as it
+// refuses any mode it does not run.
+func TestMultiplexNegotiation(t *testing.T) {
+	key := newTestKey(t)
+	cfg := func(mux bool) *Config { return &Config{Keys: []*Key{key}, Multiplex: mux} }
+	for _, c := range []struct {
+		client, server bool
+		want           bool // multiplexed; refused if the client asked and the server does not run it
+	}{
+		{false, false, false},
+		{false, true, false},
+		{true, true, true},
+	} {
+		a, b := tcpPair(t)
+		cli, srv, cerr, serr := handshakePair(t, a, b, cfg(c.client), cfg(c.server))
+		require.NoError(t, cerr, "client multiplex=%v, server multiplex=%v", c.client, c.server)
+		require.NoError(t, serr)
+		assert.Equal(t, c.want, cli.ConnectionState().Multiplexed, "client's view")
+		assert.Equal(t, c.want, srv.ConnectionState().Multiplexed, "server's view")
+	}
+	a, b := tcpPair(t)
+	_, _, cerr, serr := handshakePair(t, a, b, cfg(true), cfg(false))
+	assert.ErrorIs(t, serr, ErrUnsupportedMode)
+	assert.ErrorIs(t, cerr, ErrTruncated)
+}
+
+// TestMultiplexModeByte: the multiplexed mode is mode 2 on the wire, in
+// the ClientHello and, answered, in the ServerHello.
+func TestMultiplexModeByte(t *testing.T) {
+	key := newTestKey(t)
+	ipsk := importKey(&key.psk, "")
+	scfg := &Config{Keys: []*Key{key}, Multiplex: true}
+	s, err := (&Config{Keys: []*Key{key}, Multiplex: true}).settings()
+	require.NoError(t, err)
+	require.Equal(t, byte(2), s.mode, "a multiplexing client asks for mode 2")
+	h, _, err := newHello(msgClientHello, s, true)
+	require.NoError(t, err)
+	s1 := keyholderHello(t, scfg, h, &ipsk)
+	require.NotNil(t, s1, "the server refused mode 2")
+	assert.Equal(t, byte(2), s1[3], "the ServerHello answers mode 2")
 }
 
 // keyholderHello sends a ClientHello built from h under ipsk to a real
@@ -112,6 +158,7 @@ func TestClientChecksServerHello(t *testing.T) {
 	}{
 		"unknown flag":       {&Config{Keys: []*Key{key}}, func(h *hello) { h.flags |= 0x02 }},
 		"other mode":         {&Config{Keys: []*Key{key}}, func(h *hello) { h.mode = 2 }},
+		"mode 1 to mode 2":   {&Config{Keys: []*Key{key}, Multiplex: true}, func(h *hello) { h.mode = 1 }},
 		"mode 0":             {&Config{Keys: []*Key{key}}, func(h *hello) { h.mode = 0 }},
 		"unasked key":        {&Config{Keys: []*Key{key}, ForwardSecrecy: ForwardSecrecyOff}, func(h *hello) { h.flags |= flagEphemeral; h.pub[0] = 9 }},
 		"key without flag":   {&Config{Keys: []*Key{key}}, func(h *hello) { h.flags = 0; h.pub[0] = 9 }},

@@ -118,19 +118,65 @@ type (
 var (
 	vectorKeyFile = []byte("9a6f3c21d4e5b68a7c0d1e2f3a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d\n")
 	vectorContext = "ssh to db.example.net:22"
-	// What each end sends, in order: (direction, type, data).
-	vectorTraffic = []struct {
-		dir, typ string
-		data     string
-	}{
-		{"c2s", "data", "hello, server"},
-		{"s2c", "data", "hello, client"},
-		{"c2s", "keepalive", ""},
-		{"c2s", "data", "data may end in zero bytes\x00\x00"},
-		{"c2s", "close-write", ""},
-		{"s2c", "close-write", ""},
-	}
 )
+
+// trafficItem is one frame a session sends: (direction, type, data).
+type trafficItem struct {
+	dir, typ string
+	data     string
+}
+
+// streamTraffic is what each end of a mode-1 session sends, in order.
+var streamTraffic = []trafficItem{
+	{"c2s", "data", "hello, server"},
+	{"s2c", "data", "hello, client"},
+	{"c2s", "keepalive", ""},
+	{"c2s", "data", "data may end in zero bytes\x00\x00"},
+	{"c2s", "close-write", ""},
+	{"s2c", "close-write", ""},
+}
+
+// yamuxMessage is a message of the multiplexed mode (section 7.1): the
+// 12-byte header, then data.
+func yamuxMessage(typ byte, flags uint16, stream uint32, length uint32, data string) string {
+	b := []byte{0, typ}
+	b = binary.BigEndian.AppendUint16(b, flags)
+	b = binary.BigEndian.AppendUint32(b, stream)
+	b = binary.BigEndian.AppendUint32(b, length)
+	return string(b) + data
+}
+
+// The yamux message types and flags of section 7.1.
+const (
+	yamuxData, yamuxWindowUpdate, yamuxGoAway = 0, 1, 3
+	yamuxSYN, yamuxACK, yamuxFIN              = 1, 2, 4
+)
+
+// muxTraffic is a mode-2 session, one yamux message per data frame: the
+// client opens stream 1 and sends its data right behind the open, the
+// server accepts and answers, each ends its direction, then the client
+// closes the session (go away, then the carrier's close-write) and the
+// server closes its end.
+var muxTraffic = []trafficItem{
+	{"c2s", "data", yamuxMessage(yamuxWindowUpdate, yamuxSYN, 1, 0, "")},
+	{"c2s", "data", yamuxMessage(yamuxData, 0, 1, 13, "hello, server")},
+	{"s2c", "data", yamuxMessage(yamuxWindowUpdate, yamuxACK, 1, 0, "")},
+	{"s2c", "data", yamuxMessage(yamuxData, 0, 1, 13, "hello, client")},
+	{"c2s", "data", yamuxMessage(yamuxWindowUpdate, yamuxFIN, 1, 0, "")},
+	{"s2c", "data", yamuxMessage(yamuxWindowUpdate, yamuxFIN, 1, 0, "")},
+	{"c2s", "keepalive", ""},
+	{"c2s", "data", yamuxMessage(yamuxGoAway, 0, 0, 0, "")},
+	{"c2s", "close-write", ""},
+	{"s2c", "close-write", ""},
+}
+
+// trafficOf is what a session of mode sends.
+func trafficOf(mode int) []trafficItem {
+	if mode == 2 {
+		return muxTraffic
+	}
+	return streamTraffic
+}
 
 // seeded returns 32 bytes standing in for fresh randomness, named so a
 // reader of the file can see nothing else went into them.
@@ -140,8 +186,11 @@ func seeded(label string) []byte {
 }
 
 // sessionInputs lays out one session's inputs.
-func sessionInputs(s specSuite, fs, withContext bool, padTo int) session {
+func sessionInputs(s specSuite, mode int, fs, withContext bool, padTo int) session {
 	name := fmt.Sprintf("%s fs=%v context=%v pad=%d", s.name, fs, withContext, padTo)
+	if mode != 1 {
+		name += fmt.Sprintf(" mode=%d", mode)
+	}
 	offer := func(first byte) []int {
 		out := []int{int(first)}
 		for _, d := range []int{1, 3} { // the default list (section 2.3)
@@ -152,7 +201,7 @@ func sessionInputs(s specSuite, fs, withContext bool, padTo int) session {
 		return out
 	}
 	se := session{
-		Name: name, KeyFile: vectorKeyFile, Mode: 1,
+		Name: name, KeyFile: vectorKeyFile, Mode: mode,
 		Client: endInputs{Nonce: seeded(name + " client nonce"), Suites: offer(s.id), MaxPayload: 65536, PadTo: padTo},
 		Server: endInputs{Nonce: seeded(name + " server nonce"), Suites: offer(s.id), MaxPayload: 16384, PadTo: padTo},
 	}
@@ -248,7 +297,7 @@ func derive(t testing.TB, s specSuite, in session) session {
 
 	out.Frames = nil // section 4
 	counters := map[string]uint64{}
-	for _, tr := range vectorTraffic {
+	for _, tr := range trafficOf(in.Mode) {
 		key, end := out.KeyC2S, in.Client
 		if tr.dir == "s2c" {
 			key, end = out.KeyS2C, in.Server
@@ -344,7 +393,7 @@ func loadVectors(t *testing.T, s specSuite) vectorFile {
 	require.NoError(t, json.Unmarshal(b, &f))
 	require.Equal(t, s.name, f.Suite)
 	require.Equal(t, int(s.id), f.SuiteID)
-	require.Len(t, f.Sessions, 8, "fs x context x padding")
+	require.Len(t, f.Sessions, 10, "mode 1: fs x context x padding; mode 2: two of them")
 	return f
 }
 
@@ -363,10 +412,15 @@ func TestWriteVectors(t *testing.T) {
 		for _, fs := range []bool{true, false} {
 			for _, ctx := range []bool{false, true} {
 				for _, pad := range []int{0, 64} {
-					f.Sessions = append(f.Sessions, derive(t, s, sessionInputs(s, fs, ctx, pad)))
+					f.Sessions = append(f.Sessions, derive(t, s, sessionInputs(s, 1, fs, ctx, pad)))
 				}
 			}
 		}
+		// A mode-2 handshake differs only in the mode byte: two sessions
+		// show it, and the yamux messages of section 7 in the frames.
+		f.Sessions = append(f.Sessions,
+			derive(t, s, sessionInputs(s, 2, true, false, 0)),
+			derive(t, s, sessionInputs(s, 2, false, true, 64)))
 		b, err := json.MarshalIndent(f, "", "  ")
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(vectorPath(s), append(b, '\n'), 0o644))
@@ -399,13 +453,16 @@ func TestVectorsFollowFromTheirInputs(t *testing.T) {
 }
 
 // TestVectorsCoverTheMatrix: the files hold every suite with forward
-// secrecy on and off, with and without a context, padded and not, and
-// every frame type in each direction's traffic.
+// secrecy on and off, with and without a context, padded and not, in mode
+// 1, and sessions of mode 2, with every frame type in each direction's
+// traffic.
 func TestVectorsCoverTheMatrix(t *testing.T) {
 	for _, s := range specSuites {
 		seen := map[string]bool{}
 		for _, se := range loadVectors(t, s).Sessions {
-			seen[fmt.Sprintf("fs=%v ctx=%v pad=%v", se.ForwardSecrecy, se.Context != "", se.Client.PadTo > 0)] = true
+			seen[fmt.Sprintf("mode=%d fs=%v ctx=%v pad=%v", se.Mode, se.ForwardSecrecy, se.Context != "", se.Client.PadTo > 0)] = true
+			assert.Equal(t, byte(se.Mode), []byte(se.ClientHello)[3], "%s: the mode byte", se.Name)
+			assert.Equal(t, byte(se.Mode), []byte(se.ServerHello)[3], "%s: the mode byte answered", se.Name)
 			assert.Equal(t, se.ForwardSecrecy, len(se.SharedSecret) == 32, se.Name)
 			types := map[string]bool{}
 			for _, fr := range se.Frames {
@@ -413,7 +470,7 @@ func TestVectorsCoverTheMatrix(t *testing.T) {
 			}
 			assert.Len(t, types, 5, "%s: data, keepalive, close-write c2s; data, close-write s2c", se.Name)
 		}
-		assert.Len(t, seen, 8, s.name)
+		assert.Len(t, seen, 10, s.name)
 	}
 }
 
@@ -442,7 +499,8 @@ func (r *recordingConn) bytes() []byte {
 func endConfig(t *testing.T, se session, e endInputs) *spipe.Config {
 	key, err := spipe.NewKey(se.KeyFile)
 	require.NoError(t, err)
-	c := &spipe.Config{Keys: []*spipe.Key{key}, Context: se.Context, MaxPayload: e.MaxPayload, PadTo: e.PadTo}
+	c := &spipe.Config{Keys: []*spipe.Key{key}, Context: se.Context, MaxPayload: e.MaxPayload, PadTo: e.PadTo,
+		Multiplex: se.Mode == 2}
 	for _, s := range e.Suites {
 		c.Suites = append(c.Suites, aead.Suite(s))
 	}
@@ -469,7 +527,7 @@ func TestImplementationMatchesVectors(t *testing.T) {
 			wg.Add(4)
 			send := func(i int, c *spipe.Conn, dir string) {
 				defer wg.Done()
-				for _, tr := range vectorTraffic {
+				for _, tr := range trafficOf(se.Mode) {
 					if tr.dir != dir || errs[i] != nil {
 						continue
 					}
@@ -513,6 +571,8 @@ func TestImplementationMatchesVectors(t *testing.T) {
 			st := cli.ConnectionState()
 			assert.Equal(t, aead.Suite(se.ChosenSuite), st.Suite)
 			assert.Equal(t, se.ForwardSecrecy, st.ForwardSecrecy)
+			assert.Equal(t, se.Mode == 2, st.Multiplexed, se.Name)
+			assert.Equal(t, se.Mode == 2, srv.ConnectionState().Multiplexed, se.Name)
 		}
 	}
 }

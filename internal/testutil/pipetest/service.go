@@ -165,3 +165,18 @@ func (s *Service) Stop(t testing.TB) {
 		t.Errorf("service did not stop; log:\n%s", testutil.Tail(s.Log.String(), 30))
 	}
 }
+
+// MuxConnect starts a "spipe connect --mux" accepting on 127.0.0.1 and
+// carrying its connections to the listener at addr, and waits for its
+// first carrier. tweak, if not nil, adjusts the options first.
+func MuxConnect(t testing.TB, addr, key string, tweak func(*service.Options)) *Service {
+	t.Helper()
+	c := Start(t, service.Connect, "127.0.0.1:0", addr, key, func(o *service.Options) {
+		if tweak != nil {
+			tweak(o)
+		}
+		o.Mux = true
+	})
+	c.Log.Wait(t, `msg="carrier open"`, nil)
+	return c
+}

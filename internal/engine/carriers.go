@@ -1,0 +1,383 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/spipe-dev/spipe/pkg/spipe/mux"
+)
+
+// Defaults of Mux.
+const (
+	defaultCarriers          = 1
+	defaultStreamsPerCarrier = 1000
+	defaultCarrierBackoff    = 100 * time.Millisecond
+	defaultCarrierMaxBackoff = 5 * time.Second
+)
+
+// errNoCarrier is a connection that found no carrier with room in time.
+var errNoCarrier = errors.New("no carrier to the listener")
+
+// carrierPool keeps Mux.Carriers carriers open to the listener on the
+// connecting side and opens streams on them. Each carrier has a keeper
+// that opens it (dial and handshake, like a connection's), waits for it
+// to end and opens it again: at once after a carrier that was up, after
+// a growing pause (with jitter) after one that failed to open. So a
+// carrier that dies is replaced for the connections that follow, and a
+// listener that is down is not hammered.
+type carrierPool struct {
+	f                *Forwarder
+	quiet            bool // Handle's: its caller reports the one connection's failure
+	n, perCarrier    int
+	backoff, maxWait time.Duration
+	ctx              context.Context
+	stop             context.CancelFunc
+	wg               sync.WaitGroup
+
+	mu      sync.Mutex
+	live    []*pooled     // carriers up, in no order
+	changed chan struct{} // closed (and replaced) when live or room changes
+	lastErr error         // why the last carrier failed to open
+}
+
+// pooled is a carrier of the pool with the streams it carries now.
+type pooled struct {
+	c       Carrier
+	session *Session
+	streams int
+	retired chan struct{} // closed when it must take no more streams
+	retire  sync.Once
+}
+
+// startCarriers starts f's pool (Mux must be set). A quiet pool logs
+// only at debug level.
+func (f *Forwarder) startCarriers(quiet bool) *carrierPool {
+	m := f.Mux
+	p := &carrierPool{f: f, quiet: quiet, n: m.Carriers, perCarrier: m.StreamsPerCarrier, backoff: m.Backoff, maxWait: m.MaxBackoff,
+		changed: make(chan struct{})}
+	if p.n <= 0 {
+		p.n = defaultCarriers
+	}
+	if p.perCarrier <= 0 {
+		p.perCarrier = defaultStreamsPerCarrier
+	}
+	if p.backoff <= 0 {
+		p.backoff = defaultCarrierBackoff
+	}
+	if p.maxWait <= 0 {
+		p.maxWait = defaultCarrierMaxBackoff
+	}
+	p.ctx, p.stop = context.WithCancel(context.Background())
+	f.carriers = p
+	for i := range p.n {
+		p.wg.Add(1)
+		go p.keep(i)
+	}
+	return p
+}
+
+// close closes every carrier (each sends what it has queued first) and
+// waits for the keepers. Call it once no connection uses the pool.
+func (p *carrierPool) close() {
+	p.stop()
+	p.wg.Wait()
+}
+
+// keep keeps carrier slot i open until the pool closes.
+func (p *carrierPool) keep(i int) {
+	defer p.wg.Done()
+	wait := time.Duration(0)
+	for {
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-p.ctx.Done():
+				t.Stop()
+				return
+			}
+		}
+		if p.ctx.Err() != nil {
+			return
+		}
+		c, s, err := p.connect()
+		if err != nil {
+			if p.ctx.Err() != nil {
+				return
+			}
+			wait = min(max(2*wait, p.backoff), p.maxWait)
+			wait = wait/2 + rand.N(wait/2+1) // jitter: carriers of many clients do not retry in step
+			p.failed(err)
+			p.logAt(slog.LevelWarn, "carrier failed to open; retrying", slog.String("target", p.target()), slog.Int("carrier", i),
+				slog.String("stage", stageOf(err)), slog.String("reason", Reason(err)), slog.Any("err", err),
+				slog.Duration("retry_in", wait.Round(time.Millisecond)))
+			continue
+		}
+		// A carrier that the listener closes at once (it has as many as
+		// it takes) is retried after the same growing pause as one that
+		// failed to open, not in a tight loop.
+		if lived := p.serve(i, c, s); lived >= time.Second {
+			wait = 0
+		} else {
+			wait = min(max(2*wait, p.backoff), p.maxWait)
+		}
+	}
+}
+
+// stageOf names where opening a carrier failed, for its log line.
+func stageOf(err error) string {
+	if errors.Is(err, errDial) {
+		return stageDial
+	}
+	return stageHandshake
+}
+
+// errDial marks a carrier that could not be dialled.
+var errDial = errors.New("dial")
+
+// connect dials the listener and runs the handshake, as a connection's
+// dial does, counted in the same metrics.
+func (p *carrierPool) connect() (Carrier, *Session, error) {
+	f := p.f
+	timeout := f.handshakeTimeout()
+	dctx, cancel := context.WithTimeout(p.ctx, timeout)
+	defer cancel()
+	raw, err := f.Dial(dctx, nil)
+	if err != nil {
+		f.observer().DialError(err)
+		return nil, nil, fmt.Errorf("%w: %w", errDial, err)
+	}
+	stop := context.AfterFunc(p.ctx, func() { raw.Close() })
+	defer stop()
+	sc, s, c, err := f.secure(p.ctx, raw, timeout, nil)
+	if err != nil {
+		raw.Close()
+		return nil, nil, err
+	}
+	if c == nil {
+		sc.Close()
+		return nil, nil, errors.New("the handshake did not set up a carrier")
+	}
+	stream := *s
+	stream.Mux = true
+	return c, &stream, nil
+}
+
+// serve publishes carrier c until it ends or the pool closes, then
+// closes it. It returns how long the carrier was up.
+func (p *carrierPool) serve(i int, c Carrier, s *Session) time.Duration {
+	f := p.f
+	obs := f.observer()
+	obs.CarrierOpened()
+	defer obs.CarrierClosed()
+	start := time.Now()
+	pc := &pooled{c: c, session: s, retired: make(chan struct{})}
+	p.mu.Lock()
+	p.live = append(p.live, pc)
+	p.lastErr = nil
+	p.broadcast()
+	p.mu.Unlock()
+	attrs := []slog.Attr{slog.String("target", p.target()), slog.Int("carrier", i)}
+	p.logAt(slog.LevelInfo, "carrier open", s.appendAttrs(attrs)...)
+
+	retired := false
+	select {
+	case <-c.Done():
+	case <-p.ctx.Done():
+	case <-pc.retired:
+		retired = true
+	}
+	p.mu.Lock()
+	for k, q := range p.live {
+		if q == pc {
+			p.live = append(p.live[:k], p.live[k+1:]...)
+			break
+		}
+	}
+	p.broadcast()
+	p.mu.Unlock()
+	if retired {
+		// It takes no new streams but carries its open ones to their end
+		// while the keeper opens its successor.
+		p.logAt(slog.LevelInfo, "carrier retired: it can open no more streams; opening another", attrs...)
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			p.drain(pc)
+			c.Close()
+		}()
+		return time.Since(start)
+	}
+	c.Close()
+
+	err := c.Err()
+	attrs = append(attrs, slog.Duration("duration", time.Since(start).Round(time.Millisecond)))
+	switch {
+	case err != nil:
+		obs.TransferError(err)
+		p.logAt(slog.LevelWarn, "carrier lost; its streams were reset, opening another",
+			append(attrs, slog.String("reason", Reason(err)), slog.Any("err", err))...)
+	case p.ctx.Err() == nil:
+		p.logAt(slog.LevelInfo, "carrier closed by the listener; opening another", attrs...)
+	default:
+		p.logAt(slog.LevelDebug, "carrier closed", attrs...)
+	}
+	return time.Since(start)
+}
+
+// logAt logs a carrier's line at level, or at debug level in a quiet
+// pool: a stdio connection's terminal is its user's, and what went wrong
+// reaches the user as the connection's own error.
+func (p *carrierPool) logAt(level slog.Level, msg string, attrs ...slog.Attr) {
+	if p.quiet {
+		level = slog.LevelDebug
+	}
+	p.f.log().LogAttrs(context.Background(), level, msg, attrs...)
+}
+
+func (p *carrierPool) target() string {
+	if t := p.f.Mux.Target; t != "" {
+		return t
+	}
+	return "-"
+}
+
+// drain returns once pc carries no stream, or it has ended, or the pool
+// closes.
+func (p *carrierPool) drain(pc *pooled) {
+	for {
+		p.mu.Lock()
+		n, changed := pc.streams, p.changed
+		p.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-changed:
+		case <-pc.c.Done():
+			return
+		case <-p.ctx.Done():
+			return
+		}
+	}
+}
+
+// failed records why a carrier failed to open, for connections that
+// find none.
+func (p *carrierPool) failed(err error) {
+	p.mu.Lock()
+	p.lastErr = err
+	p.broadcast()
+	p.mu.Unlock()
+}
+
+// broadcast wakes every open waiting for a carrier or for room. p.mu is
+// held.
+func (p *carrierPool) broadcast() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// open opens a stream on the live carrier carrying the fewest, waiting
+// (within ctx) while none is up or all are full. The stream gives its
+// place back when closed.
+func (p *carrierPool) open(ctx context.Context) (Conn, *Session, error) {
+	for {
+		p.mu.Lock()
+		var best *pooled
+		for _, pc := range p.live {
+			if pc.streams < p.perCarrier && (best == nil || pc.streams < best.streams) {
+				best = pc
+			}
+		}
+		if best == nil {
+			changed, last := p.changed, p.lastErr
+			p.mu.Unlock()
+			select {
+			case <-changed:
+				continue
+			case <-ctx.Done():
+				return nil, nil, &noCarrierError{last: last, ctx: ctx.Err()}
+			}
+		}
+		best.streams++
+		p.mu.Unlock()
+		sc, err := best.c.Open(ctx)
+		if err == nil {
+			if c, ok := sc.(Conn); ok {
+				return &poolStream{Conn: c, release: func() { p.release(best) }}, best.session, nil
+			}
+			sc.Close()
+			err = fmt.Errorf("%T cannot half-close", sc)
+		}
+		p.release(best)
+		if ctx.Err() != nil {
+			return nil, nil, &noCarrierError{last: err, ctx: ctx.Err()}
+		}
+		if errors.Is(err, mux.ErrSessionClosed) {
+			// It is ending under us: its keeper replaces it.
+			select {
+			case <-best.c.Done():
+			case <-ctx.Done():
+			}
+			continue
+		}
+		// It lives on but opens no more streams (its stream ids ran out
+		// after some 2^31 streams): retire it.
+		best.retire.Do(func() { close(best.retired) })
+	}
+}
+
+// release gives back a stream's place on pc.
+func (p *carrierPool) release(pc *pooled) {
+	p.mu.Lock()
+	pc.streams--
+	p.broadcast()
+	p.mu.Unlock()
+}
+
+// noCarrierError is a connection that found no carrier with room in
+// time: why the last carrier failed to open, if one did.
+type noCarrierError struct{ last, ctx error }
+
+func (e *noCarrierError) Error() string {
+	if e.last != nil {
+		return fmt.Sprintf("%v (%v; last carrier failure: %v)", errNoCarrier, e.ctx, e.last)
+	}
+	return fmt.Sprintf("%v (%v)", errNoCarrier, e.ctx)
+}
+
+func (e *noCarrierError) Unwrap() []error {
+	if e.last != nil {
+		return []error{errNoCarrier, e.last}
+	}
+	return []error{errNoCarrier, e.ctx}
+}
+
+// poolStream is a stream of a pooled carrier; closing it gives its place
+// back.
+type poolStream struct {
+	Conn
+	release func()
+	once    sync.Once
+}
+
+func (s *poolStream) Close() error {
+	err := s.Conn.Close()
+	s.once.Do(s.release)
+	return err
+}
+
+// ReadFrom is the stream's own (see framed).
+func (s *poolStream) ReadFrom(r io.Reader) (int64, error) {
+	return s.Conn.(io.ReaderFrom).ReadFrom(r)
+}
+
+var _ net.Conn = (*poolStream)(nil)

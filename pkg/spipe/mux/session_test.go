@@ -1,0 +1,381 @@
+package mux_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/spipe-dev/spipe/pkg/spipe"
+	"github.com/spipe-dev/spipe/pkg/spipe/mux"
+)
+
+// TestHalfCloseEachWay: each direction of a stream ends on its own; data
+// keeps flowing the other way after one side's CloseWrite, and Close
+// after both ends is clean.
+func TestHalfCloseEachWay(t *testing.T) {
+	cli, srv := pair(t)
+	c, err := cli.Open(context.Background())
+	require.NoError(t, err)
+	_, err = c.Write([]byte("request"))
+	require.NoError(t, err)
+	require.NoError(t, c.(*mux.Stream).CloseWrite())
+
+	s := accept(t, srv)
+	got := wait(t, readAll(s))
+	require.NoError(t, got.err)
+	assert.Equal(t, "request", string(got.data))
+	// The server answers after the client's end, then ends its own.
+	back := readAll(c)
+	_, err = s.Write([]byte("answer after the request's end"))
+	require.NoError(t, err)
+	require.NoError(t, s.CloseWrite())
+	res := wait(t, back)
+	require.NoError(t, res.err)
+	assert.Equal(t, "answer after the request's end", string(res.data))
+	assert.NoError(t, c.Close())
+	assert.NoError(t, s.Close())
+	_, err = c.Write([]byte("x"))
+	assert.Error(t, err, "a closed stream cannot write")
+}
+
+// TestFirstDataNeedsNoAnswer: a stream's open and its first data leave
+// without waiting for anything from the server: with the server's
+// direction of the carrier held shut, the client opens a stream, writes
+// and ends it, and the server reads it all.
+func TestFirstDataNeedsNoAnswer(t *testing.T) {
+	a, b := tcpPair(t)
+	held := &heldWrites{Conn: b}
+	cli, srv := sessions(t, a, held, nil, nil)
+	held.hold()
+	defer held.release()
+
+	c, err := cli.Open(context.Background())
+	require.NoError(t, err)
+	_, err = c.Write([]byte("first data"))
+	require.NoError(t, err)
+	require.NoError(t, c.(*mux.Stream).CloseWrite())
+	got := wait(t, readAll(accept(t, srv)))
+	require.NoError(t, got.err)
+	assert.Equal(t, "first data", string(got.data))
+	// The server did try to answer (its ACK of the stream), and that
+	// answer was held: the client needed none of it.
+	require.Eventually(t, func() bool { return held.blocked() > 0 }, 5*time.Second, 5*time.Millisecond,
+		"the server never tried to write while held")
+}
+
+// heldWrites is a connection whose writes block while held.
+type heldWrites struct {
+	net.Conn
+	mu      sync.Mutex
+	gate    chan struct{}
+	waiting int // writes that met the gate
+}
+
+func (h *heldWrites) hold() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.gate = make(chan struct{})
+}
+
+func (h *heldWrites) release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.gate != nil {
+		close(h.gate)
+		h.gate = nil
+	}
+}
+
+func (h *heldWrites) blocked() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.waiting
+}
+
+func (h *heldWrites) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	g := h.gate
+	if g != nil {
+		h.waiting++
+	}
+	h.mu.Unlock()
+	if g != nil {
+		<-g
+	}
+	return h.Conn.Write(p)
+}
+
+// TestResetReachesThePeer: a reset fails the peer's reads and writes with
+// ErrStreamReset, never a clean end, and Close before both ends is a
+// reset too. Another stream of the session is not disturbed.
+func TestResetReachesThePeer(t *testing.T) {
+	cli, srv := pair(t)
+	other, err := cli.Open(context.Background())
+	require.NoError(t, err)
+	otherSrv := accept(t, srv)
+
+	for name, abort := range map[string]func(*mux.Stream) error{
+		"Reset":                     (*mux.Stream).Reset,
+		"Close without CloseWrite":  (*mux.Stream).Close,
+		"Close before reading back": func(s *mux.Stream) error { s.CloseWrite(); return s.Close() },
+	} {
+		c, err := cli.Open(context.Background())
+		require.NoError(t, err)
+		_, err = c.Write([]byte("partial"))
+		require.NoError(t, err)
+		s := accept(t, srv)
+		buf := make([]byte, 7)
+		_, err = io.ReadFull(s, buf)
+		require.NoError(t, err, name)
+		require.NoError(t, abort(c.(*mux.Stream)), name)
+
+		if name != "Close before reading back" {
+			res := wait(t, readAll(s))
+			assert.ErrorIs(t, res.err, mux.ErrStreamReset, "%s: the peer's Read", name)
+		}
+		require.Eventually(t, func() bool {
+			_, err := s.Write([]byte("x"))
+			return errors.Is(err, mux.ErrStreamReset)
+		}, 5*time.Second, 10*time.Millisecond, "%s: the peer's Write", name)
+		_, err = c.Read(buf)
+		assert.ErrorIs(t, err, net.ErrClosed, "%s: this side's Read", name)
+	}
+
+	// The other stream still works both ways.
+	_, err = other.Write([]byte("still here"))
+	require.NoError(t, err)
+	buf := make([]byte, 10)
+	_, err = io.ReadFull(otherSrv, buf)
+	require.NoError(t, err)
+	assert.Equal(t, "still here", string(buf))
+}
+
+// TestCloseFlushesStreamEnds: a session closed right after its last
+// stream ended delivers that stream whole: Close sends what was queued
+// before it tears the carrier down, and both sessions end cleanly.
+func TestCloseFlushesStreamEnds(t *testing.T) {
+	for range 20 {
+		cli, srv := pair(t)
+		c, err := cli.Open(context.Background())
+		require.NoError(t, err)
+		data := make([]byte, 200<<10)
+		for i := range data {
+			data[i] = byte(i)
+		}
+		_, err = c.Write(data)
+		require.NoError(t, err)
+		require.NoError(t, c.(*mux.Stream).CloseWrite())
+		s := accept(t, srv)
+		r := readAll(s)
+		require.NoError(t, s.CloseWrite())
+		require.NoError(t, wait(t, readAll(c)).err)
+		require.NoError(t, cli.Close())
+
+		res := wait(t, r)
+		require.NoError(t, res.err, "the stream ended cleanly")
+		assert.Equal(t, data, res.data)
+		select {
+		case <-srv.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("the server's session did not end after the client's Close")
+		}
+		assert.NoError(t, srv.Err(), "the server saw a clean end")
+		assert.NoError(t, cli.Err())
+	}
+}
+
+// TestCarrierDeathResetsStreams: when the carrier breaks (here its TCP
+// connection is cut, so the server sees the stream of frames end without
+// the authenticated close), every open stream fails with ErrSessionClosed
+// on both sides and Err names the carrier's failure.
+func TestCarrierDeathResetsStreams(t *testing.T) {
+	a, b := tcpPair(t)
+	cli, srv := sessions(t, a, b, nil, nil)
+	var streams []net.Conn
+	for range 3 {
+		c, err := cli.Open(context.Background())
+		require.NoError(t, err)
+		_, err = c.Write([]byte("x"))
+		require.NoError(t, err)
+		streams = append(streams, c, accept(t, srv))
+	}
+	a.Close()
+	for i, s := range streams {
+		res := wait(t, readAll(s))
+		assert.ErrorIs(t, res.err, mux.ErrSessionClosed, "stream %d", i)
+	}
+	<-srv.Done()
+	// It saw the frames end without the authenticated close, or its own
+	// write (a ping, a window update) met the closed socket first.
+	err := srv.Err()
+	assert.True(t, errors.Is(err, spipe.ErrTruncated) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE),
+		"the server names the carrier's failure: %v", err)
+	_, err = srv.Accept()
+	assert.ErrorIs(t, err, mux.ErrSessionClosed)
+	_, err = cli.Open(context.Background())
+	assert.ErrorIs(t, err, mux.ErrSessionClosed)
+}
+
+// TestTamperedCarrier: a carrier frame that fails authentication ends the
+// session with ErrTampered; its streams fail, none ends cleanly.
+func TestTamperedCarrier(t *testing.T) {
+	a, b := tcpPair(t)
+	flip := &flipper{Conn: b}
+	cli, srv := sessions(t, a, flip, nil, nil)
+	c, err := cli.Open(context.Background())
+	require.NoError(t, err)
+	s := accept(t, srv)
+	r := readAll(c)
+	flip.arm()
+	_, _ = s.Write([]byte("this frame is modified on the wire"))
+	res := wait(t, r)
+	assert.ErrorIs(t, res.err, mux.ErrSessionClosed)
+	<-cli.Done()
+	assert.ErrorIs(t, cli.Err(), spipe.ErrTampered)
+}
+
+// flipper flips a bit in the first write after arm.
+type flipper struct {
+	net.Conn
+	mu    sync.Mutex
+	armed bool
+}
+
+func (f *flipper) arm() { f.mu.Lock(); f.armed = true; f.mu.Unlock() }
+
+func (f *flipper) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	if f.armed {
+		f.armed = false
+		q := append([]byte(nil), p...)
+		q[len(q)-1] ^= 1
+		p = q
+	}
+	f.mu.Unlock()
+	return f.Conn.Write(p)
+}
+
+// TestOnlyTheClientOpens: a server cannot open streams, and Accept on a
+// client waits until its session ends.
+func TestOnlyTheClientOpens(t *testing.T) {
+	cli, srv := pair(t)
+	_, err := srv.Open(context.Background())
+	assert.Error(t, err)
+	done := make(chan error, 1)
+	go func() { _, err := cli.Accept(); done <- err }()
+	select {
+	case err := <-done:
+		t.Fatalf("a client's Accept returned %v while its session runs", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	cli.Close()
+	assert.ErrorIs(t, <-done, mux.ErrSessionClosed)
+}
+
+// TestMaxStreams: streams the client opens beyond the server's MaxStreams
+// are reset; closing one makes room.
+func TestMaxStreams(t *testing.T) {
+	a, b := tcpPair(t)
+	cli, srv := sessions(t, a, b, nil, &mux.Config{MaxStreams: 2})
+	var open []*mux.Stream
+	for range 2 {
+		c, err := cli.Open(context.Background())
+		require.NoError(t, err)
+		_, err = c.Write([]byte("x"))
+		require.NoError(t, err)
+		open = append(open, c.(*mux.Stream))
+		accept(t, srv)
+	}
+	extra, err := cli.Open(context.Background())
+	require.NoError(t, err, "opening costs no round trip, so it succeeds locally")
+	res := wait(t, readAll(extra))
+	assert.ErrorIs(t, res.err, mux.ErrStreamReset, "the third stream is reset")
+	assert.Equal(t, 2, srv.NumStreams())
+
+	require.NoError(t, open[0].Reset())
+	require.Eventually(t, func() bool { return srv.NumStreams() == 1 }, 5*time.Second, 5*time.Millisecond)
+	next, err := cli.Open(context.Background())
+	require.NoError(t, err)
+	_, err = next.Write([]byte("room again"))
+	require.NoError(t, err)
+	s := accept(t, srv)
+	buf := make([]byte, 10)
+	_, err = io.ReadFull(s, buf)
+	require.NoError(t, err, "a stream opened once one ended is accepted")
+	assert.Equal(t, "room again", string(buf))
+}
+
+// TestFlowControlIsPerStream: a stream whose reader stalls blocks only its
+// own writer, after its window; another stream keeps moving.
+func TestFlowControlIsPerStream(t *testing.T) {
+	cli, srv := pair(t)
+	stalled, err := cli.Open(context.Background())
+	require.NoError(t, err)
+	wrote := make(chan int64, 1)
+	go func() {
+		n, _ := stalled.Write(make([]byte, 4<<20))
+		wrote <- int64(n)
+	}()
+	_ = accept(t, srv) // never read
+	live, err := cli.Open(context.Background())
+	require.NoError(t, err)
+	liveSrv := accept(t, srv)
+	for range 100 {
+		_, err := live.Write(make([]byte, 16<<10))
+		require.NoError(t, err)
+		_, err = io.ReadFull(liveSrv, make([]byte, 16<<10))
+		require.NoError(t, err)
+	}
+	select {
+	case n := <-wrote:
+		t.Fatalf("the stalled stream's 4 MiB write returned (%d bytes) with nobody reading", n)
+	default:
+	}
+}
+
+// TestNotMultiplexed: a connection that negotiated the plain byte stream
+// cannot carry a session.
+func TestNotMultiplexed(t *testing.T) {
+	a, b := tcpPair(t)
+	key := testKey(t)
+	plain := &spipe.Config{Keys: []*spipe.Key{key}}
+	both := &spipe.Config{Keys: []*spipe.Key{key}, Multiplex: true}
+	go spipe.Client(a, plain).Handshake()
+	_, err := mux.Server(spipe.Server(b, both), nil)
+	assert.ErrorIs(t, err, mux.ErrNotMultiplexed)
+}
+
+// TestDeadlines: a read that times out fails with os.ErrDeadlineExceeded
+// and leaves the stream usable.
+func TestDeadlines(t *testing.T) {
+	cli, srv := pair(t)
+	c, err := cli.Open(context.Background())
+	require.NoError(t, err)
+	_, err = c.Write([]byte("a"))
+	require.NoError(t, err)
+	s := accept(t, srv)
+	buf := make([]byte, 1)
+	_, err = io.ReadFull(s, buf)
+	require.NoError(t, err)
+	require.NoError(t, s.SetReadDeadline(time.Now().Add(20*time.Millisecond)))
+	_, err = s.Read(buf)
+	var ne net.Error
+	require.ErrorAs(t, err, &ne)
+	assert.True(t, ne.Timeout())
+	assert.ErrorIs(t, err, os.ErrDeadlineExceeded)
+	require.NoError(t, s.SetReadDeadline(time.Time{}))
+	_, err = c.Write([]byte("b"))
+	require.NoError(t, err)
+	_, err = io.ReadFull(s, buf)
+	require.NoError(t, err)
+	assert.Equal(t, "b", string(buf))
+}
