@@ -8,6 +8,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/spipe-dev/spipe/pkg/spipe"
@@ -57,11 +58,12 @@ func (f *Forwarder) pipe(ctx context.Context, in, out Conn, w *workers) (up, dow
 
 	// Each direction aborts both at once on its own error: the other one
 	// may be blocked in a Read that only the close ends.
+	var shut [2]atomic.Bool // in's and out's write halves, shut by the other direction
 	upDone := make(chan struct{})
 	copyUp := func() {
 		defer close(upDone)
 		var err error
-		if up, err = f.copyHalf(out, in, true, idle); err != nil {
+		if up, err = f.copyHalf(out, in, true, idle, halves{src: &shut[0], dst: &shut[1]}); err != nil {
 			ab.abort(err)
 		}
 	}
@@ -71,7 +73,7 @@ func (f *Forwarder) pipe(ctx context.Context, in, out Conn, w *workers) (up, dow
 		go copyUp()
 	}
 	var downErr error
-	if down, downErr = f.copyHalf(in, out, false, idle); downErr != nil {
+	if down, downErr = f.copyHalf(in, out, false, idle, halves{src: &shut[1], dst: &shut[0]}); downErr != nil {
 		ab.abort(downErr)
 	}
 	<-upDone
@@ -80,18 +82,26 @@ func (f *Forwarder) pipe(ctx context.Context, in, out Conn, w *workers) (up, dow
 	return up, down, ab.err()
 }
 
+// halves records, for one direction of a pipe, whether its source's write
+// half has been shut (by the other direction) and marks its destination's
+// before shutting it: once a socket has sent its FIN, the state
+// resetAfterEOF reads is no evidence of a reset any more (a socket that
+// receives the peer's FIN after sending its own goes to CLOSE as well, as
+// it hands over to TIME_WAIT).
+type halves struct{ src, dst *atomic.Bool }
+
 // copyHalf copies src to dst until src ends, then half-closes dst.
-func (f *Forwarder) copyHalf(dst, src Conn, toTarget bool, idle *idleWatch) (int64, error) {
+func (f *Forwarder) copyHalf(dst, src Conn, toTarget bool, idle *idleWatch, h halves) (int64, error) {
 	srcSide, dstSide := "client", "target"
 	if !toTarget {
 		srcSide, dstSide = dstSide, srcSide
 	}
 	obs := f.observer()
 	if fw, ok := framed(dst); ok {
-		return copyIntoFrames(fw, src, toTarget, idle, obs, srcSide, dstSide)
+		return copyIntoFrames(fw, src, toTarget, idle, obs, h, srcSide, dstSide)
 	}
 	if sc, ok := src.(*spipe.Conn); ok {
-		return copyFromFrames(dst, sc, toTarget, idle, obs, srcSide, dstSide)
+		return copyFromFrames(dst, sc, toTarget, idle, obs, h, srcSide, dstSide)
 	}
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
@@ -110,7 +120,7 @@ func (f *Forwarder) copyHalf(dst, src Conn, toTarget bool, idle *idleWatch) (int
 			idle.touch()
 		}
 		if rerr == io.EOF {
-			return endCopy(dst, n, nil, nil, srcSide, dstSide)
+			return endCopy(dst, n, sourceEnd(src, h), nil, h, srcSide, dstSide)
 		}
 		if rerr != nil {
 			return n, &TransferError{Side: srcSide, Op: "read", Err: rerr}
@@ -118,16 +128,30 @@ func (f *Forwarder) copyHalf(dst, src Conn, toTarget bool, idle *idleWatch) (int
 	}
 }
 
+// sourceEnd is how a copy's source ended when its read returned EOF: nil
+// for a clean end, or ECONNRESET for a TCP connection that was in fact
+// reset (see resetAfterEOF), so that a cut stream is never forwarded as a
+// complete one. Once the source's own write half is shut, a reset would
+// reach this read as an error (no write is left to take it), so then EOF
+// is a clean end.
+func sourceEnd(src Conn, h halves) error {
+	if !h.src.Load() && resetAfterEOF(src) {
+		return syscall.ECONNRESET
+	}
+	return nil
+}
+
 // endCopy ends a copy of n bytes into dst: with the source's error (srcErr)
 // or the destination's (dstErr) as a TransferError naming its side, or, if
 // both are nil (the source ended), by half-closing dst.
-func endCopy(dst Conn, n int64, srcErr, dstErr error, srcSide, dstSide string) (int64, error) {
+func endCopy(dst Conn, n int64, srcErr, dstErr error, h halves, srcSide, dstSide string) (int64, error) {
 	switch {
 	case srcErr != nil:
 		return n, &TransferError{Side: srcSide, Op: "read", Err: srcErr}
 	case dstErr != nil:
 		return n, &TransferError{Side: dstSide, Op: "write", Err: dstErr}
 	}
+	h.dst.Store(true)
 	if err := dst.CloseWrite(); err != nil {
 		return n, &TransferError{Side: dstSide, Op: "close-write", Err: err}
 	}
@@ -158,14 +182,16 @@ func framed(dst Conn) (frameWriter, bool) {
 // plaintext passes through no buffer of ours. src is wrapped to keep what
 // copyHalf does per chunk (idle clock, byte count) and to tell src's
 // errors from the connection's.
-func copyIntoFrames(dst frameWriter, src Conn, toTarget bool, idle *idleWatch, obs Observer, srcSide, dstSide string) (int64, error) {
+func copyIntoFrames(dst frameWriter, src Conn, toTarget bool, idle *idleWatch, obs Observer, h halves, srcSide, dstSide string) (int64, error) {
 	r := &watchedReader{r: src, idle: idle, obs: obs, toTarget: toTarget}
 	n, err := dst.ReadFrom(r)
 	obs.Bytes(toTarget, int(n-r.counted))
 	if r.err != nil {
 		err = nil // ReadFrom's error is src's own
+	} else if err == nil {
+		r.err = sourceEnd(src, h) // src ended: cleanly, or was it reset?
 	}
-	return endCopy(dst, n, r.err, err, srcSide, dstSide)
+	return endCopy(dst, n, r.err, err, h, srcSide, dstSide)
 }
 
 // watchedReader is the source of a ReadFrom. ReadFrom asks for more only
@@ -205,13 +231,13 @@ func (w *watchedReader) Read(p []byte) (int, error) {
 // than one (the tool's large frames, see pkg/spipe's tiers) is still one
 // write. dst is wrapped to keep what copyHalf does per chunk (idle clock,
 // byte count) and to tell dst's errors from the connection's.
-func copyFromFrames(dst Conn, src *spipe.Conn, toTarget bool, idle *idleWatch, obs Observer, srcSide, dstSide string) (int64, error) {
+func copyFromFrames(dst Conn, src *spipe.Conn, toTarget bool, idle *idleWatch, obs Observer, h halves, srcSide, dstSide string) (int64, error) {
 	w := &watchedWriter{w: dst, idle: idle, obs: obs, toTarget: toTarget}
 	n, err := src.WriteTo(w)
 	if w.err != nil {
 		err = nil // WriteTo's error is dst's own
 	}
-	return endCopy(dst, n, err, w.err, srcSide, dstSide)
+	return endCopy(dst, n, err, w.err, h, srcSide, dstSide)
 }
 
 // watchedWriter is the destination of a WriteTo: each write is activity

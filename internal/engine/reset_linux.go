@@ -1,0 +1,42 @@
+package engine
+
+import (
+	"net"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// resetAfterEOF reports whether a TCP connection whose read just returned
+// EOF was in fact reset. Linux reports a reset once, to whichever call
+// meets it first: when the other direction's write takes it, this
+// direction's read sees a plain EOF, and without this check the end of a
+// cut stream would be forwarded as a clean one (an authenticated
+// close-write toward a spipe peer). The socket's state tells the two
+// apart: a peer's FIN leaves it in CLOSE_WAIT (or TIME_WAIT, if our side
+// had finished first), a reset in CLOSE.
+func resetAfterEOF(c net.Conn) bool {
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return false
+	}
+	raw, err := tc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var state uint8
+	var gerr error
+	if err := raw.Control(func(fd uintptr) {
+		var info *unix.TCPInfo
+		info, gerr = unix.GetsockoptTCPInfo(int(fd), syscall.IPPROTO_TCP, unix.TCP_INFO)
+		if gerr == nil {
+			state = info.State
+		}
+	}); err != nil || gerr != nil {
+		return false
+	}
+	return state == tcpClose
+}
+
+// tcpClose is the kernel's TCP_CLOSE socket state (include/net/tcp_states.h).
+const tcpClose = 7
