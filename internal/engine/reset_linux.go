@@ -15,6 +15,12 @@ import (
 // close-write toward a spipe peer). The socket's state tells the two
 // apart: a peer's FIN leaves it in CLOSE_WAIT (or TIME_WAIT, if our side
 // had finished first), a reset in CLOSE.
+//
+// A socket that can no longer be asked counts as reset: its descriptor is
+// closed only when the pipe is being aborted (the other direction's write
+// took the reset and closed both sides between our EOF and this check),
+// and forwarding that end as clean is exactly the mistake this guards
+// against.
 func resetAfterEOF(c net.Conn) bool {
 	tc, ok := c.(*net.TCPConn)
 	if !ok {
@@ -22,7 +28,7 @@ func resetAfterEOF(c net.Conn) bool {
 	}
 	raw, err := tc.SyscallConn()
 	if err != nil {
-		return false
+		return true
 	}
 	var state uint8
 	var gerr error
@@ -33,7 +39,7 @@ func resetAfterEOF(c net.Conn) bool {
 			state = info.State
 		}
 	}); err != nil || gerr != nil {
-		return false
+		return true
 	}
 	return state == tcpClose
 }

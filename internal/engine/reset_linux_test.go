@@ -77,3 +77,13 @@ func TestSourceEndAfterOwnFIN(t *testing.T) {
 	shut.Store(true)
 	assert.NoError(t, sourceEnd(ours.(Conn), halves{src: &shut}))
 }
+
+// TestResetAfterEOFClosedSocket: a socket closed between its EOF and the
+// check was closed by the pipe's abort (the other direction's write took
+// the reset), so it counts as reset, never as a clean end.
+func TestResetAfterEOFClosedSocket(t *testing.T) {
+	ours, _ := tcpPair(t)
+	require.NoError(t, ours.Close())
+	assert.True(t, resetAfterEOF(ours))
+	assert.ErrorIs(t, sourceEnd(ours.(Conn), halves{src: new(atomic.Bool)}), syscall.ECONNRESET)
+}
