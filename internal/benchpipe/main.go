@@ -42,6 +42,7 @@ func main() {
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	listen := fs.String("l", "127.0.0.1:0", "address to listen on")
 	target := fs.String("t", "", "address to forward to (relay)")
+	copyBuf := fs.Int("buf", 0, "relay: copy buffer in bytes (0: the engine's 64 KiB)")
 	connect := fs.String("c", "", "address to connect to")
 	n := fs.Int64("n", 0, "bytes (bulk), round trips (rtt) or connections (cps)")
 	size := fs.Int("size", 64, "message size (rtt)")
@@ -56,7 +57,7 @@ func main() {
 	case "port":
 		err = freePort()
 	case "relay":
-		err = relay(*listen, *target)
+		err = relay(*listen, *target, *copyBuf)
 	case "bulk":
 		err = bulk(*connect, *n)
 	case "rtt":
@@ -174,8 +175,10 @@ func echo(c *net.TCPConn) {
 // relay runs spipe's forwarding engine with the handshake replaced by
 // nothing: the same accept, dial, copy loop and buffers, no encryption.
 // Two of them in a row are the "plaintext relay pair" spipe is compared
-// with.
-func relay(listen, target string) error {
+// with. copyBuf sets the engine's buffer for a copy between two plaintext
+// connections (0: its default, 64 KiB); 1 MiB moves data in pieces as
+// large as spipe's frames.
+func relay(listen, target string, copyBuf int) error {
 	ln, err := engine.Listen(context.Background(), engine.Addr{Network: "tcp", Address: listen}, engine.ListenOptions{})
 	if err != nil {
 		return err
@@ -187,6 +190,8 @@ func relay(listen, target string) error {
 		Secure:     func(_ context.Context, c net.Conn) (engine.Conn, error) { return c.(engine.Conn), nil },
 		Dial:       td.Dial,
 		MaxConns:   1000,
+
+		PlainCopyBuffer: copyBuf,
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()

@@ -104,7 +104,15 @@ type Forwarder struct {
 	// setting: a connection whose Secure returns a Carrier is one.
 	Mux *Mux
 
+	// PlainCopyBuffer is the buffer of a copy between two plaintext
+	// connections (a relay: Secure returning the socket itself); zero
+	// means 64 KiB. Copies into and out of a spipe connection use its
+	// frames, up to 1 MiB, so the benchmarks set this to 1 MiB for a
+	// relay pair that moves data in pieces as large as spipe's.
+	PlainCopyBuffer int
+
 	linesOnce sync.Once
+	plainBufs sync.Pool // PlainCopyBuffer's buffers, when it is set
 	lines     *lineLimiter
 	carriers  *carrierPool // while Serve or Handle runs with Mux
 }

@@ -103,8 +103,16 @@ func (f *Forwarder) copyHalf(dst, src Conn, toTarget bool, idle *idleWatch, h ha
 	if sc, ok := src.(*spipe.Conn); ok {
 		return copyFromFrames(dst, sc, toTarget, idle, obs, h, srcSide, dstSide)
 	}
-	bp := bufPool.Get().(*[]byte)
-	defer bufPool.Put(bp)
+	pool := &bufPool
+	if f.PlainCopyBuffer > 0 {
+		pool = &f.plainBufs
+	}
+	bp, _ := pool.Get().(*[]byte)
+	if bp == nil { // plainBufs has no New: its size is the Forwarder's
+		b := make([]byte, f.PlainCopyBuffer)
+		bp = &b
+	}
+	defer pool.Put(bp)
 	buf := *bp
 	var n int64
 	for {
