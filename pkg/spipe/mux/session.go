@@ -211,6 +211,12 @@ func (s *Session) cause(err error) error {
 		return nil
 	case errors.Is(err, yamux.ErrKeepAliveTimeout), errors.Is(err, yamux.ErrConnectionWriteTimeout):
 		return fmt.Errorf("spipe/mux: carrier unresponsive (%v): %w", err, os.ErrDeadlineExceeded)
+	case isViolation(err):
+		// The library found the violation in what it read, so the
+		// carrier's I/O was fine up to it; a write failing after it
+		// (the library closes the carrier while its GoAway may still be
+		// going out) is the consequence, not the cause.
+		return fmt.Errorf("%w: %v", ErrProtocol, err)
 	}
 	if ioErr := s.carrier.ioErr(); ioErr != nil {
 		if s.closing.Load() {
@@ -219,6 +225,15 @@ func (s *Session) cause(err error) error {
 		return ioErr
 	}
 	return fmt.Errorf("%w: %v", ErrProtocol, err)
+}
+
+// isViolation reports whether err is the library's verdict on what the
+// peer sent (a bad version or type, a window overrun, a stream opened
+// twice): its own errors, deadlines aside. I/O errors reach it as they
+// are, never as these.
+func isViolation(err error) bool {
+	var ye *yamux.Error
+	return errors.As(err, &ye) && !ye.Timeout()
 }
 
 // Open opens a stream to the server (a client's session only). It costs
