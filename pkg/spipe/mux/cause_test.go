@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"syscall"
 	"testing"
 
 	"github.com/libp2p/go-yamux/v5"
@@ -12,10 +13,11 @@ import (
 )
 
 // TestCauseOfEnd: why a session ended, from the library's reason and
-// what the carrier's I/O saw. A violation the library read wins over a
-// write that the close cut short afterwards (it raced the GoAway), a real
-// read failure wins over the library's echo of it, and a deliberate close
-// is no failure.
+// what the carrier's I/O saw. A verdict of the library's own on what it
+// read (whatever its error type) wins over a write that the close cut
+// short afterwards (it raced the GoAway), a real read or write failure
+// wins over the library's echo of it, and a deliberate close is no
+// failure.
 func TestCauseOfEnd(t *testing.T) {
 	readFailed := errors.New("spipe: frame failed authentication")
 	cases := []struct {
@@ -31,6 +33,10 @@ func TestCauseOfEnd(t *testing.T) {
 			written: fmt.Errorf("write: %w", net.ErrClosed), want: ErrProtocol},
 		{name: "stream opened twice", libErr: yamux.ErrDuplicateStream, want: ErrProtocol},
 		{name: "garbage", libErr: yamux.ErrInvalidVersion, want: ErrProtocol},
+		{name: "stream with a server's id, then a write cut by the close", libErr: errors.New("both yamux endpoints are clients"),
+			written: fmt.Errorf("write: %w", net.ErrClosed), want: ErrProtocol},
+		{name: "peer reset the carrier under a write", libErr: syscall.ECONNRESET, written: syscall.ECONNRESET,
+			want: syscall.ECONNRESET, wantOther: true},
 		{name: "peer's protocol-error GoAway", libErr: &yamux.GoAwayError{Remote: true, ErrorCode: 1}, want: ErrProtocol},
 		{name: "tampered frame", libErr: readFailed, read: readFailed, want: readFailed, wantOther: true},
 		{name: "keepalive timeout", libErr: yamux.ErrKeepAliveTimeout, want: os.ErrDeadlineExceeded, wantOther: true},

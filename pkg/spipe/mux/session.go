@@ -211,29 +211,22 @@ func (s *Session) cause(err error) error {
 		return nil
 	case errors.Is(err, yamux.ErrKeepAliveTimeout), errors.Is(err, yamux.ErrConnectionWriteTimeout):
 		return fmt.Errorf("spipe/mux: carrier unresponsive (%v): %w", err, os.ErrDeadlineExceeded)
-	case isViolation(err):
-		// The library found the violation in what it read, so the
-		// carrier's I/O was fine up to it; a write failing after it
-		// (the library closes the carrier while its GoAway may still be
-		// going out) is the consequence, not the cause.
-		return fmt.Errorf("%w: %v", ErrProtocol, err)
 	}
-	if ioErr := s.carrier.ioErr(); ioErr != nil {
-		if s.closing.Load() {
-			return nil // the close cut the carrier's I/O short
-		}
+	ioErr := s.carrier.ioErr()
+	switch {
+	case ioErr != nil && s.closing.Load():
+		return nil // the close cut the carrier's I/O short
+	case !s.carrier.returned(err):
+		// The library's own verdict on what the peer sent (a bad version
+		// or type, a window overrun, a stream opened twice or with a
+		// server's id): the carrier's I/O was fine up to it, and an I/O
+		// error noted since (the library closes the carrier while its
+		// GoAway may still be going out) is the consequence.
+		return fmt.Errorf("%w: %v", ErrProtocol, err)
+	case ioErr != nil:
 		return ioErr
 	}
 	return fmt.Errorf("%w: %v", ErrProtocol, err)
-}
-
-// isViolation reports whether err is the library's verdict on what the
-// peer sent (a bad version or type, a window overrun, a stream opened
-// twice): its own errors, deadlines aside. I/O errors reach it as they
-// are, never as these.
-func isViolation(err error) bool {
-	var ye *yamux.Error
-	return errors.As(err, &ye) && !ye.Timeout()
 }
 
 // Open opens a stream to the server (a client's session only). It costs
@@ -435,6 +428,17 @@ func (c *carrier) note(slot *error, err error) {
 	case *slot == nil:
 		*slot = err
 	}
+}
+
+// returned reports whether err is one the carrier's I/O returned to the
+// library (which passes those on as they are): its read or write error,
+// or one that says it was closed.
+func (c *carrier) returned(err error) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return errors.Is(err, net.ErrClosed) ||
+		c.readErr != nil && errors.Is(err, c.readErr) ||
+		c.writeErr != nil && errors.Is(err, c.writeErr)
 }
 
 // ioErr is why the carrier failed, if it did: its read error first (a
