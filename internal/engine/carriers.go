@@ -178,14 +178,16 @@ func (p *carrierPool) serve(i int, c Carrier, s *Session) time.Duration {
 	obs.CarrierOpened()
 	defer obs.CarrierClosed()
 	start := time.Now()
+	// Logged before the carrier takes streams, so that the log never
+	// shows a stream on a carrier it has not announced.
+	attrs := []slog.Attr{slog.String("target", p.target()), slog.Int("carrier", i)}
+	p.logAt(slog.LevelInfo, "carrier open", s.appendAttrs(attrs)...)
 	pc := &pooled{c: c, session: s, retired: make(chan struct{})}
 	p.mu.Lock()
 	p.live = append(p.live, pc)
 	p.lastErr = nil
 	p.broadcast()
 	p.mu.Unlock()
-	attrs := []slog.Attr{slog.String("target", p.target()), slog.Int("carrier", i)}
-	p.logAt(slog.LevelInfo, "carrier open", s.appendAttrs(attrs)...)
 
 	retired := false
 	select {
