@@ -38,8 +38,8 @@ type pipeFlags struct {
 	muxCarriers          int
 	muxStreams           int
 	muxWindow            int
-	// spiped's -F and -D, accepted so that its command lines explain
-	// themselves (see spipedFlags).
+	// spiped's -F (accepted and ignored: spipe always runs in the
+	// foreground) and -D (refused with the fix named, in options).
 	foreground, daemonize bool
 }
 

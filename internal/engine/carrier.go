@@ -22,8 +22,7 @@ func (f *Forwarder) serveCarrier(ctx, soft context.Context, c Carrier, s *Sessio
 	obs.CarrierOpened()
 	defer obs.CarrierClosed()
 	start := time.Now()
-	stream := *s
-	stream.Mux = true
+	stream := s.stream()
 	f.log().LogAttrs(ctx, slog.LevelDebug, "carrier opened", s.appendAttrs([]slog.Attr{slog.String("peer", addrString(peer))})...)
 
 	stopHard := context.AfterFunc(ctx, func() { c.Close() })
@@ -59,13 +58,9 @@ func (f *Forwarder) serveCarrier(ctx, soft context.Context, c Carrier, s *Sessio
 				closeIfIdle()
 				active.Done()
 			}()
-			f.forwardStream(ctx, conn, &stream, peer, g, w)
+			f.forwardStream(ctx, conn, stream, peer, g, w)
 		}
-		if w != nil {
-			w.run(run)
-		} else {
-			go run()
-		}
+		w.run(run)
 	}
 	active.Wait()
 	err := c.Err()
@@ -93,11 +88,7 @@ func (f *Forwarder) forwardStream(ctx context.Context, c Conn, s *Session, peer 
 	l := link{in: c, session: s}
 	stage, err := f.admitAndDial(ctx, &l, g)
 	if err != nil {
-		if ctx.Err() != nil {
-			err = errShutdownOf(err)
-		}
-		f.logFailure(ctx, peer, stage, err, s, 0, 0, true)
-		f.logEnd(ctx, peer, s, 0, 0, start, err)
+		_ = f.failedBeforeTransfer(ctx, peer, stage, err, s, start, true)
 		return
 	}
 	_ = f.transfer(ctx, &l, peer, start, w, true)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -18,8 +19,13 @@ import (
 const (
 	defaultCarriers          = 1
 	defaultStreamsPerCarrier = 1000
-	defaultCarrierBackoff    = 100 * time.Millisecond
-	defaultCarrierMaxBackoff = 5 * time.Second
+)
+
+// A carrier that fails to open is re-opened after carrierBackoff, doubled
+// after each further failure up to carrierMaxBackoff.
+const (
+	carrierBackoff    = 100 * time.Millisecond
+	carrierMaxBackoff = 5 * time.Second
 )
 
 // errNoCarrier is a connection that found no carrier with room in time.
@@ -33,13 +39,12 @@ var errNoCarrier = errors.New("no carrier to the listener")
 // carrier that dies is replaced for the connections that follow, and a
 // listener that is down is not hammered.
 type carrierPool struct {
-	f                *Forwarder
-	quiet            bool // Handle's: its caller reports the one connection's failure
-	n, perCarrier    int
-	backoff, maxWait time.Duration
-	ctx              context.Context
-	stop             context.CancelFunc
-	wg               sync.WaitGroup
+	f             *Forwarder
+	quiet         bool // Handle's: its caller reports the one connection's failure
+	n, perCarrier int
+	ctx           context.Context
+	stop          context.CancelFunc
+	wg            sync.WaitGroup
 
 	mu      sync.Mutex
 	live    []*pooled     // carriers up, in no order
@@ -60,19 +65,13 @@ type pooled struct {
 // only at debug level.
 func (f *Forwarder) startCarriers(quiet bool) *carrierPool {
 	m := f.Mux
-	p := &carrierPool{f: f, quiet: quiet, n: m.Carriers, perCarrier: m.StreamsPerCarrier, backoff: m.Backoff, maxWait: m.MaxBackoff,
+	p := &carrierPool{f: f, quiet: quiet, n: m.Carriers, perCarrier: m.StreamsPerCarrier,
 		changed: make(chan struct{})}
 	if p.n <= 0 {
 		p.n = defaultCarriers
 	}
 	if p.perCarrier <= 0 {
 		p.perCarrier = defaultStreamsPerCarrier
-	}
-	if p.backoff <= 0 {
-		p.backoff = defaultCarrierBackoff
-	}
-	if p.maxWait <= 0 {
-		p.maxWait = defaultCarrierMaxBackoff
 	}
 	p.ctx, p.stop = context.WithCancel(context.Background())
 	f.carriers = p
@@ -112,7 +111,7 @@ func (p *carrierPool) keep(i int) {
 			if p.ctx.Err() != nil {
 				return
 			}
-			wait = min(max(2*wait, p.backoff), p.maxWait)
+			wait = min(max(2*wait, carrierBackoff), carrierMaxBackoff)
 			wait = wait/2 + rand.N(wait/2+1) // jitter: carriers of many clients do not retry in step
 			p.failed(err)
 			p.logAt(slog.LevelWarn, "carrier failed to open; retrying", slog.String("target", p.target()), slog.Int("carrier", i),
@@ -126,7 +125,7 @@ func (p *carrierPool) keep(i int) {
 		if lived := p.serve(i, c, s); lived >= time.Second {
 			wait = 0
 		} else {
-			wait = min(max(2*wait, p.backoff), p.maxWait)
+			wait = min(max(2*wait, carrierBackoff), carrierMaxBackoff)
 		}
 	}
 }
@@ -165,9 +164,7 @@ func (p *carrierPool) connect() (Carrier, *Session, error) {
 		sc.Close()
 		return nil, nil, errors.New("the handshake did not set up a carrier")
 	}
-	stream := *s
-	stream.Mux = true
-	return c, &stream, nil
+	return c, s.stream(), nil
 }
 
 // serve publishes carrier c until it ends or the pool closes, then
@@ -197,12 +194,7 @@ func (p *carrierPool) serve(i int, c Carrier, s *Session) time.Duration {
 		retired = true
 	}
 	p.mu.Lock()
-	for k, q := range p.live {
-		if q == pc {
-			p.live = append(p.live[:k], p.live[k+1:]...)
-			break
-		}
-	}
+	p.live = slices.DeleteFunc(p.live, func(q *pooled) bool { return q == pc })
 	p.broadcast()
 	p.mu.Unlock()
 	if retired {

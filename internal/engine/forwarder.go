@@ -271,10 +271,7 @@ func (f *Forwarder) limits() (maxConns, maxPending, perSource int) {
 // helloRule is the first message's size and deadline (0: none, when the
 // handshake timeout comes first).
 func (f *Forwarder) helloRule() helloRule {
-	hs := f.HandshakeTimeout
-	if hs <= 0 {
-		hs = defaultHandshakeTimeout
-	}
+	hs := f.handshakeTimeout()
 	r := helloRule{size: f.FirstMessageSize, timeout: f.FirstMessageTimeout}
 	if r.timeout <= 0 {
 		r.timeout = defaultFirstMessageTimeout

@@ -85,12 +85,7 @@ func (f *Forwarder) forward(ctx, soft context.Context, raw net.Conn, g *gate, t 
 		if report {
 			abortConn(rawConn{raw})
 		}
-		if ctx.Err() != nil {
-			err = errShutdownOf(err)
-		}
-		f.logFailure(ctx, peer, stage, err, l.session, 0, 0, report)
-		f.logEnd(ctx, peer, l.session, 0, 0, start, err)
-		return err
+		return f.failedBeforeTransfer(ctx, peer, stage, err, l.session, start, report)
 	}
 	if l.carrier != nil {
 		// Not a connection to forward but a carrier of them: its streams
@@ -273,6 +268,18 @@ func closeSecured(c Conn, carrier Carrier) {
 	if c != nil {
 		c.Close()
 	}
+}
+
+// failedBeforeTransfer logs a connection (or stream) that failed before
+// any byte was forwarded, naming a failure that the shutdown caused as
+// such, and returns the error it logged.
+func (f *Forwarder) failedBeforeTransfer(ctx context.Context, peer net.Addr, stage string, err error, s *Session, start time.Time, report bool) error {
+	if ctx.Err() != nil {
+		err = errShutdownOf(err)
+	}
+	f.logFailure(ctx, peer, stage, err, s, 0, 0, report)
+	f.logEnd(ctx, peer, s, 0, 0, start, err)
+	return err
 }
 
 // logFailure writes a failed connection's one line, at the level its stage

@@ -67,11 +67,7 @@ func (f *Forwarder) pipe(ctx context.Context, in, out Conn, w *workers) (up, dow
 			ab.abort(err)
 		}
 	}
-	if w != nil {
-		w.run(copyUp)
-	} else {
-		go copyUp()
-	}
+	w.run(copyUp)
 	var downErr error
 	if down, downErr = f.copyHalf(in, out, false, idle, halves{src: &shut[1], dst: &shut[0]}); downErr != nil {
 		ab.abort(downErr)

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"net"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -22,26 +21,18 @@ import (
 // and forwarding that end as clean is exactly the mistake this guards
 // against.
 func resetAfterEOF(c net.Conn) bool {
-	tc, ok := c.(*net.TCPConn)
-	if !ok {
+	if _, ok := c.(*net.TCPConn); !ok {
 		return false
 	}
-	raw, err := tc.SyscallConn()
-	if err != nil {
-		return true
-	}
 	var state uint8
-	var gerr error
-	if err := raw.Control(func(fd uintptr) {
-		var info *unix.TCPInfo
-		info, gerr = unix.GetsockoptTCPInfo(int(fd), syscall.IPPROTO_TCP, unix.TCP_INFO)
-		if gerr == nil {
+	ok := control(c, func(fd int) error {
+		info, err := unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO)
+		if err == nil {
 			state = info.State
 		}
-	}); err != nil || gerr != nil {
-		return true
-	}
-	return state == tcpClose
+		return err
+	})
+	return !ok || state == tcpClose
 }
 
 // tcpClose is the kernel's TCP_CLOSE socket state (include/net/tcp_states.h).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net"
-	"time"
 )
 
 // Session describes the secured side of a connection for its log lines.
@@ -18,6 +17,13 @@ type Session struct {
 	ForwardSecrecy bool
 	// Mux says the connection is a stream of a multiplexed carrier.
 	Mux bool
+}
+
+// stream is the session of each stream of a carrier whose session is s.
+func (s *Session) stream() *Session {
+	st := *s
+	st.Mux = true
+	return &st
 }
 
 // Secured is what Forwarder.Secure returns to describe the session it set
@@ -39,8 +45,6 @@ type Carrier interface {
 	// Accept waits for the next stream the peer opens (the listening
 	// side), failing once the carrier has ended.
 	Accept() (net.Conn, error)
-	// NumStreams is how many of its streams are open.
-	NumStreams() int
 	// Done is closed once the carrier has ended; Err then says why (nil:
 	// closed on purpose by either end).
 	Done() <-chan struct{}
@@ -48,7 +52,6 @@ type Carrier interface {
 	// Close ends the carrier after sending what was queued on it; open
 	// streams are reset.
 	Close() error
-	RemoteAddr() net.Addr
 }
 
 // Mux configures "spipe connect --mux": each connection becomes a stream
@@ -60,10 +63,6 @@ type Mux struct {
 	// (0: 1000); a connection that finds every carrier full waits for
 	// room, within the handshake timeout.
 	StreamsPerCarrier int
-	// Backoff is the first pause before re-opening a carrier that failed
-	// to open, doubled after each failure up to MaxBackoff (0: 100 ms
-	// and 5 s).
-	Backoff, MaxBackoff time.Duration
 	// Target names the listener in log lines.
 	Target string
 }

@@ -34,8 +34,13 @@ func newWorkers(linger time.Duration, maxIdle int) *workers {
 	return &workers{work: make(chan func()), quit: make(chan struct{}), linger: linger, maxIdle: int32(maxIdle)}
 }
 
-// run calls f on an idle worker, or on a new one if none is idle.
+// run calls f on an idle worker, or on a new one if none is idle; on a
+// nil pool (Handle's single connection), on a goroutine of its own.
 func (w *workers) run(f func()) {
+	if w == nil {
+		go f()
+		return
+	}
 	select {
 	case w.work <- f:
 	default:

@@ -77,12 +77,11 @@ func Start(ctx context.Context, opts Options, log *slog.Logger) (_ *Service, err
 // newMetrics makes the metrics with every failure series the engine can
 // report, at zero, and the build's labels.
 func newMetrics(mode Mode) *metrics.Metrics {
-	r := engine.Reasons()
 	return metrics.New(metrics.Config{
 		Mode:         mode.String(),
 		Classify:     engine.Reason,
 		IsFrameError: engine.IsFrameError,
-		Reasons:      metrics.Reasons{Handshake: r.Handshake, Dial: r.Dial, Transfer: r.Transfer, Frame: r.Frame},
+		Reasons:      metrics.Reasons(engine.Reasons()),
 		Build:        buildinfo.Labels(),
 	})
 }
@@ -192,16 +191,16 @@ func (s *Service) forwarder() *engine.Forwarder {
 		maxConns = -1 // no limit: the engine's convention (its zero means its default)
 	}
 	f := &engine.Forwarder{
-		Dial:             td.Dial,
-		HandshakeTimeout: s.opts.HandshakeTimeout,
-		IdleTimeout:      s.opts.IdleTimeout,
-		MaxConns:         maxConns,
-		MaxPending:       s.opts.MaxPending,
-		ShutdownTimeout:  s.opts.ShutdownTimeout,
-		Log:              s.log,
-		AccessLog:        s.opts.AccessLog,
+		Dial:                td.Dial,
+		HandshakeTimeout:    s.opts.HandshakeTimeout,
+		IdleTimeout:         s.opts.IdleTimeout,
+		MaxConns:            maxConns,
+		MaxPending:          s.opts.MaxPending,
+		MaxPendingPerSource: s.opts.MaxPendingPerSource,
+		ShutdownTimeout:     s.opts.ShutdownTimeout,
+		Log:                 s.log,
+		AccessLog:           s.opts.AccessLog,
 	}
-	f.MaxPendingPerSource = s.opts.MaxPendingPerSource
 	if s.metrics != nil {
 		f.Observer = s.metrics
 	}
