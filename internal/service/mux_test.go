@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/spipe-dev/spipe/internal/engine"
 	"github.com/spipe-dev/spipe/internal/service"
 	"github.com/spipe-dev/spipe/internal/testutil/pipetest"
 )
@@ -34,12 +33,7 @@ func muxPair(t *testing.T, target, key string, tweak func(*service.Options)) (li
 func TestMuxEcho(t *testing.T) {
 	key := pipetest.KeyFile(t)
 	tg := pipetest.EchoTarget(t)
-	metricsAddr := func(o *service.Options) {
-		a, err := engine.ParseAddr("127.0.0.1:0")
-		require.NoError(t, err)
-		o.MetricsAddr = &a
-	}
-	listen, connect := muxPair(t, tg.Addr, key, metricsAddr)
+	listen, connect := muxPair(t, tg.Addr, key, pipetest.WithMetrics)
 	for _, n := range []int{0, 1, 100_000, 3 << 20} {
 		msg := pipetest.RandomBytes(n)
 		got := pipetest.RoundTrip(t, pipetest.Dial(t, connect.Addr), msg)

@@ -65,7 +65,7 @@ func TestReloadFailureKeepsOldKeys(t *testing.T) {
 	tg := pipetest.EchoTarget(t)
 	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", tg.Addr, k1, func(o *service.Options) {
 		o.KeyFiles = []string{k1, k2}
-		withMetrics(o)
+		pipetest.WithMetrics(o)
 	})
 	second := pipetest.Start(t, service.Connect, "127.0.0.1:0", listen.Addr, k2, nil)
 	saved, err := os.ReadFile(k2)
@@ -75,14 +75,14 @@ func TestReloadFailureKeepsOldKeys(t *testing.T) {
 	listen.Reload()
 	listen.Log.Wait(t, `level=ERROR msg="reloading keys failed; keeping the old ones" err="key file `+regexp.QuoteMeta(k2)+`: no such file"`, nil)
 	assert.NoError(t, pipetest.TryEcho(second.Addr, "old keys"), "the failed reload dropped a key")
-	body := pipetest.Scrape(t, metricsAddr(listen))
+	body := pipetest.Scrape(t, listen.MetricsAddr())
 	assert.Equal(t, 1.0, pipetest.Metric(body, `spipe_key_reloads_total{mode="listen",result="failure"}`))
 	assert.Equal(t, 0.0, pipetest.Metric(body, `spipe_key_reloads_total{mode="listen",result="success"}`))
 
 	require.NoError(t, os.WriteFile(k2, saved, 0o600))
 	listen.Reload()
 	listen.Log.Wait(t, `msg="keys reloaded" keys=2`, nil)
-	assert.Equal(t, 1.0, pipetest.Metric(pipetest.Scrape(t, metricsAddr(listen)), `spipe_key_reloads_total{mode="listen",result="success"}`))
+	assert.Equal(t, 1.0, listen.Metric(t, `spipe_key_reloads_total{mode="listen",result="success"}`))
 }
 
 // TestStdioIsQuiet: a stdio connection (ssh's ProxyCommand) writes nothing
@@ -120,9 +120,9 @@ func TestStdioIsQuiet(t *testing.T) {
 // service accepts, where it forwards and where its metrics are.
 func TestStartupLineNamesEveryAddress(t *testing.T) {
 	key := pipetest.KeyFile(t)
-	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", "127.0.0.1:9", key, withMetrics)
+	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", "127.0.0.1:9", key, pipetest.WithMetrics)
 	listen.Log.Wait(t, `level=INFO msg=serving mode=listen source=`+regexp.QuoteMeta(listen.Addr)+
-		` target=127\.0\.0\.1:9 metrics=http://`+regexp.QuoteMeta(metricsAddr(listen))+`/metrics keys=1`, nil)
+		` target=127\.0\.0\.1:9 metrics=http://`+regexp.QuoteMeta(listen.MetricsAddr())+`/metrics keys=1`, nil)
 }
 
 // TestMetricsFromStartUp: before any connection, every failure series the
@@ -130,8 +130,8 @@ func TestStartupLineNamesEveryAddress(t *testing.T) {
 // a refused target then counts as a dial failure.
 func TestMetricsFromStartUp(t *testing.T) {
 	key := pipetest.KeyFile(t)
-	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", pipetest.FreeAddr(t), key, withMetrics)
-	body := pipetest.Scrape(t, metricsAddr(listen))
+	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", pipetest.FreeAddr(t), key, pipetest.WithMetrics)
+	body := pipetest.Scrape(t, listen.MetricsAddr())
 	for _, series := range []string{
 		`spipe_handshake_failures_total{mode="listen",reason="auth"}`,
 		`spipe_handshake_failures_total{mode="listen",reason="version"}`,
@@ -154,7 +154,7 @@ func TestMetricsFromStartUp(t *testing.T) {
 	connect := pipetest.Start(t, service.Connect, "127.0.0.1:0", listen.Addr, key, nil)
 	assert.Error(t, pipetest.TryEcho(connect.Addr, "x"))
 	require.Eventually(t, func() bool {
-		return pipetest.Metric(pipetest.Scrape(t, metricsAddr(listen)), `spipe_dial_failures_total{mode="listen",reason="refused"}`) == 1
+		return listen.Metric(t, `spipe_dial_failures_total{mode="listen",reason="refused"}`) == 1
 	}, 10*time.Second, 20*time.Millisecond)
 }
 

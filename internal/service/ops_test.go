@@ -13,23 +13,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/spipe-dev/spipe/internal/engine"
 	"github.com/spipe-dev/spipe/internal/service"
 	"github.com/spipe-dev/spipe/internal/testutil/pipetest"
 )
 
-// withMetrics serves metrics on a free loopback port.
-func withMetrics(o *service.Options) {
-	a, _ := engine.ParseAddr("127.0.0.1:0")
-	o.MetricsAddr = &a
-}
-
-func metricsAddr(s *pipetest.Service) string { return s.Svc.MetricsAddr().String() }
-
 func TestMetrics(t *testing.T) {
 	key, other := pipetest.KeyFile(t), pipetest.KeyFile(t)
 	tg := pipetest.EchoTarget(t)
-	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", tg.Addr, key, withMetrics)
+	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", tg.Addr, key, pipetest.WithMetrics)
 	good := pipetest.Start(t, service.Connect, "127.0.0.1:0", listen.Addr, key, nil)
 	bad := pipetest.Start(t, service.Connect, "127.0.0.1:0", listen.Addr, other, nil)
 
@@ -39,7 +30,7 @@ func TestMetrics(t *testing.T) {
 
 	var body string
 	require.Eventually(t, func() bool {
-		body = pipetest.Scrape(t, metricsAddr(listen))
+		body = pipetest.Scrape(t, listen.MetricsAddr())
 		return pipetest.Metric(body, `spipe_connections_total{mode="listen"}`) == 2 &&
 			pipetest.Metric(body, `spipe_connections_open{mode="listen"}`) == 0
 	}, 10*time.Second, 20*time.Millisecond, "%s", body)
@@ -60,7 +51,7 @@ func TestTamperedStream(t *testing.T) {
 		n, _ := io.Copy(io.Discard, c)
 		received <- n
 	})
-	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", tg.Addr, key, withMetrics)
+	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", tg.Addr, key, pipetest.WithMetrics)
 	evil := bitFlipper(t, listen.Addr, 50_000)
 	connect := pipetest.Start(t, service.Connect, "127.0.0.1:0", evil, key, nil)
 
@@ -73,7 +64,7 @@ func TestTamperedStream(t *testing.T) {
 	listen.Log.Wait(t, `level=WARN msg="connection failed" peer=\S+ stage=transfer reason=tampered`, nil)
 	assert.Less(t, <-received, int64(50_000), "target got bytes from the tampered frame or after it")
 	require.Eventually(t, func() bool {
-		return pipetest.Metric(pipetest.Scrape(t, metricsAddr(listen)), `spipe_frame_errors_total{mode="listen",reason="tampered"}`) == 1
+		return listen.Metric(t, `spipe_frame_errors_total{mode="listen",reason="tampered"}`) == 1
 	}, 10*time.Second, 20*time.Millisecond)
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/spipe-dev/spipe/internal/engine"
 	"github.com/spipe-dev/spipe/internal/service"
 	"github.com/spipe-dev/spipe/internal/testutil/pipetest"
 	"github.com/spipe-dev/spipe/pkg/spipe"
@@ -62,11 +61,10 @@ func floodTest(t *testing.T, n, maxPending, sources int, drip bool) {
 	key := pipetest.KeyFile(t)
 	cfg := clientConfig(t, key)
 	tg := startTarget(t, false)
-	listen := startSvc(t, service.Listen, "127.0.0.1:0", tg.addr(), key, func(o *service.Options) {
+	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", tg.addr(), key, func(o *service.Options) {
 		o.MaxPending = maxPending
 		o.HandshakeTimeout = 10 * time.Second // the default: what the flood used to exploit
-		metrics, _ := engine.ParseAddr("127.0.0.1:0")
-		o.MetricsAddr = &metrics
+		pipetest.WithMetrics(o)
 	})
 	table := maxPending
 	if table == 0 {
@@ -112,7 +110,7 @@ func floodTest(t *testing.T, n, maxPending, sources int, drip bool) {
 	slices.Sort(after)
 	t.Logf("%d flood sockets from %d address(es) (%d more cut before their dial returned), drip=%v, table %d", floodOpened, sources, floodCut, drip, table)
 	t.Logf("honest client: baseline median %v; while the flood dialled %d runs, median %v, max %v; after it, %d runs, median %v, max %v; the listener held at most %d sockets",
-		baseline[len(baseline)/2], len(dialling), median(dialling), slices.Max(dialling), len(after), median(after), slices.Max(after), serverFDs)
+		median(baseline), len(dialling), median(dialling), slices.Max(dialling), len(after), median(after), slices.Max(after), serverFDs)
 	assert.Less(t, max(slices.Max(dialling), slices.Max(after)), honestWithin, "an honest client waited behind the flood")
 	// The table bounds what the flood costs in file descriptors; the slack
 	// is the honest client's sockets and dials in flight at the count.
@@ -125,10 +123,8 @@ func floodTest(t *testing.T, n, maxPending, sources int, drip bool) {
 	// Before the flood's sockets close: the listener counts those as the
 	// failures they are, and logs them (each source's lines up to the
 	// rate limit) at DEBUG, never as warnings.
-	metrics := listen.Svc.MetricsAddr().String()
 	for _, reason := range []string{"evicted", "hello_timeout"} {
-		series := `spipe_handshake_failures_total{mode="listen",reason="` + reason + `"}`
-		require.Eventually(t, func() bool { return pipetest.Metric(pipetest.Scrape(t, metrics), series) >= 1 },
+		require.Eventually(t, func() bool { return handshakeFailures(t, listen, reason) >= 1 },
 			5*time.Second, 20*time.Millisecond, "no handshake failure counted as %s", reason)
 	}
 	l := listen.Log
@@ -138,6 +134,14 @@ func floodTest(t *testing.T, n, maxPending, sources int, drip bool) {
 	f.stop()
 }
 
+// handshakeFailures is the listener's count of handshakes that failed for
+// reason.
+func handshakeFailures(t *testing.T, listen *pipetest.Service, reason string) float64 {
+	t.Helper()
+	return listen.Metric(t, `spipe_handshake_failures_total{mode="listen",reason="`+reason+`"}`)
+}
+
+// median is the middle of d, which is sorted; 0 if d is empty.
 func median(d []time.Duration) time.Duration {
 	if len(d) == 0 {
 		return 0

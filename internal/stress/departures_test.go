@@ -18,13 +18,6 @@ import (
 	"github.com/spipe-dev/spipe/internal/testutil/pipetest"
 )
 
-// pairSvc starts "spipe listen" forwarding to target and "spipe connect"
-// in front of it, both serving when it returns.
-func pairSvc(t *testing.T, target, key string) (listen, connect *pipetest.Service) {
-	t.Helper()
-	return pipetest.Pair(t, target, key, nil)
-}
-
 // noLeaks checks, once the test's connections are over, that the
 // goroutine count is back to what it was.
 func noLeaks(t *testing.T, before int) {
@@ -60,7 +53,7 @@ func TestTargetGoesAwayMidStream(t *testing.T) {
 			}()
 		}
 	}()
-	listen, connect := pairSvc(t, ln.Addr().String(), key)
+	listen, connect := pipetest.Pair(t, ln.Addr().String(), key, nil)
 	before := runtime.NumGoroutine()
 
 	start := time.Now()
@@ -81,7 +74,7 @@ func TestTargetGoesAwayMidStream(t *testing.T) {
 func TestClientGoesAwayMidStream(t *testing.T) {
 	key := pipetest.KeyFile(t)
 	tg := startTarget(t, true)
-	listen, connect := pairSvc(t, tg.addr(), key)
+	listen, connect := pipetest.Pair(t, tg.addr(), key, nil)
 	before := runtime.NumGoroutine()
 
 	c, err := net.Dial("tcp", connect.Addr)
@@ -114,9 +107,9 @@ func TestListenerRestartWhileClientsReconnect(t *testing.T) {
 	key := pipetest.KeyFile(t)
 	tg := startTarget(t, false)
 	quick := func(o *service.Options) { o.ShutdownTimeout = 100 * time.Millisecond }
-	listen := startSvc(t, service.Listen, "127.0.0.1:0", tg.addr(), key, quick)
+	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", tg.addr(), key, quick)
 	addr := listen.Addr
-	connect := startSvc(t, service.Connect, "127.0.0.1:0", addr, key, nil)
+	connect := pipetest.Start(t, service.Connect, "127.0.0.1:0", addr, key, nil)
 
 	var failures, corrupt atomic.Int64
 	var wg sync.WaitGroup
@@ -145,7 +138,7 @@ func TestListenerRestartWhileClientsReconnect(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 		listen.Stop(t)
 		time.Sleep(100 * time.Millisecond)
-		listen = startSvc(t, service.Listen, addr, tg.addr(), key, quick)
+		listen = pipetest.Start(t, service.Listen, addr, tg.addr(), key, quick)
 		listen.Log.WaitCount(t, 1, 10*time.Second, "serving")
 		logs = append(logs, listen.Log)
 	}

@@ -3,6 +3,7 @@ package stress
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -28,7 +29,7 @@ func TestFaultAmongHealthyConnections(t *testing.T) {
 	size := pick(256<<10, 1<<20)
 	key := pipetest.KeyFile(t)
 	tg := startTarget(t, true)
-	listen := startSvc(t, service.Listen, "127.0.0.1:0", tg.addr(), key, nil)
+	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", tg.addr(), key, nil)
 
 	cases := faultCases(2)
 	var ids uint64
@@ -39,7 +40,7 @@ func TestFaultAmongHealthyConnections(t *testing.T) {
 				f.Dir = dir
 				listenFailuresBefore := listen.Log.Count("connection failed")
 				results, connect, proxy := echoesThroughFault(t, listen.Addr, conns/2, f, func(addr string) *pipetest.Service {
-					return startSvc(t, service.Connect, "127.0.0.1:0", addr, key, nil)
+					return pipetest.Start(t, service.Connect, "127.0.0.1:0", addr, key, nil)
 				}, conns, size, &ids)
 				require.Len(t, proxy.Applied(), 1, "the fault never fired")
 
@@ -74,12 +75,7 @@ func TestFaultAmongHealthyConnections(t *testing.T) {
 					assert.False(t, rec.clean, "target saw a clean end of a tampered stream")
 					assert.Less(t, rec.n, int64(size))
 				}
-				deadline := time.Now().Add(10 * time.Second)
-				for !hasReason(receiver.Log, tc.reasons) && time.Now().Before(deadline) {
-					time.Sleep(20 * time.Millisecond)
-				}
-				assert.True(t, hasReason(receiver.Log, tc.reasons),
-					"receiver log lacks a transfer failure with reason %v:\n%s", tc.reasons, testutil.Tail(receiver.Log.String(), 20))
+				waitReason(t, receiver.Log, tc.reasons, "connection failed", "stage=transfer")
 			})
 		}
 	}
@@ -128,7 +124,6 @@ func echoesThroughFault(t *testing.T, listenAddr string, faulted int, f faultpro
 	require.NoError(t, err)
 	t.Cleanup(func() { proxy.Close() })
 	connect := start(proxy.Addr())
-	t.Cleanup(func() { connect.Stop(t) })
 	results := make([]result, n)
 	var wg sync.WaitGroup
 	for i := range n {
@@ -141,11 +136,22 @@ func echoesThroughFault(t *testing.T, listenAddr string, faulted int, f faultpro
 	return results, connect, proxy
 }
 
-func hasReason(l *testutil.Log, reasons []string) bool {
-	for _, r := range reasons {
-		if l.Count("connection failed", "stage=transfer", "reason="+r) > 0 {
-			return true
+// waitReason waits up to 10 s for a line of l holding every one of subs
+// and "reason=" one of reasons, and fails the test if none comes.
+func waitReason(t *testing.T, l *testutil.Log, reasons []string, subs ...string) {
+	t.Helper()
+	logged := func() bool {
+		for _, r := range reasons {
+			if l.Count(slices.Concat(subs, []string{"reason=" + r})...) > 0 {
+				return true
+			}
 		}
+		return false
 	}
-	return false
+	// Polled by hand, not with assert.Eventually, so that the message
+	// shows the log as it is at the end.
+	for deadline := time.Now().Add(10 * time.Second); !logged() && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.True(t, logged(), "log lacks %q with reason %v:\n%s", subs, reasons, testutil.Tail(l.String(), 20))
 }

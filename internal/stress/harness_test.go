@@ -14,9 +14,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/spipe-dev/spipe/internal/service"
-	"github.com/spipe-dev/spipe/internal/testutil/pipetest"
 )
 
 // long selects the long form (make stress): the sizes the issue names.
@@ -35,12 +32,6 @@ func pick[T any](short, full T) T {
 // the listener cuts a connection that has not sent a whole ClientHello by
 // then.
 const firstMessageDeadline = 3 * time.Second
-
-// startSvc starts a service in this process (see pipetest.Start).
-func startSvc(t *testing.T, mode service.Mode, source, target, key string, tweak func(*service.Options)) *pipetest.Service {
-	t.Helper()
-	return pipetest.Start(t, mode, source, target, key, tweak)
-}
 
 // record is what the echo target saw on one connection.
 type record struct {

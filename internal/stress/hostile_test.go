@@ -17,7 +17,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/spipe-dev/spipe/internal/engine"
 	"github.com/spipe-dev/spipe/internal/service"
 	"github.com/spipe-dev/spipe/internal/testutil/pipetest"
 	"github.com/spipe-dev/spipe/pkg/spipe"
@@ -105,10 +104,9 @@ func TestHostileClients(t *testing.T) {
 	tg := startTarget(t, false)
 	// The default --max-conns (100): stallers, more of them than that,
 	// must not take the places of clients that prove the key.
-	listen := startSvc(t, service.Listen, "127.0.0.1:0", tg.addr(), key, func(o *service.Options) {
+	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", tg.addr(), key, func(o *service.Options) {
 		o.HandshakeTimeout = hsTimeout
-		metrics, _ := engine.ParseAddr("127.0.0.1:0")
-		o.MetricsAddr = &metrics
+		pipetest.WithMetrics(o)
 		o.MaxPendingPerSource = perSource
 	})
 	start := time.Now()
@@ -189,12 +187,11 @@ func TestHostileClients(t *testing.T) {
 	hostile.Wait()
 	cut.Wait()
 
-	med := func(d []time.Duration) time.Duration { return d[len(d)/2] }
 	t.Logf("honest latency: baseline median %v p90 %v; under attack median %v p90 %v (%d stallers)",
-		med(baseline), baseline[len(baseline)*9/10], med(during), during[len(during)*9/10], stallers)
+		median(baseline), baseline[len(baseline)*9/10], median(during), during[len(during)*9/10], stallers)
 	// Generous: the machine is shared, but a listener blocked by stallers
 	// would show the handshake timeout here.
-	assert.Less(t, med(during), 5*med(baseline)+100*time.Millisecond, "honest clients slowed down")
+	assert.Less(t, median(during), 5*median(baseline)+100*time.Millisecond, "honest clients slowed down")
 	assert.Less(t, during[len(during)*9/10], hsTimeout/2, "honest clients waited for stallers")
 	slices.Sort(held)
 	// The first stallers beyond the cap were cut as the later ones came;
@@ -206,15 +203,11 @@ func TestHostileClients(t *testing.T) {
 	assert.GreaterOrEqual(t, held[evicted], cutAt-10*time.Millisecond, "a staller under the per-source cap was cut early")
 	assert.Less(t, held[len(held)-1], cutAt+5*time.Second, "a staller was kept past its deadline")
 
-	metrics := listen.Svc.MetricsAddr().String()
-	handshakeFailures := func(reason string) float64 {
-		return pipetest.Metric(pipetest.Scrape(t, metrics), `spipe_handshake_failures_total{mode="listen",reason="`+reason+`"}`)
-	}
 	for reason, n := range map[string]int{"evicted": evicted, cutReason: perSource, "version": garbage / 2, "auth": garbage / 2} {
-		require.Eventually(t, func() bool { return handshakeFailures(reason) >= float64(n) }, 10*time.Second, 20*time.Millisecond,
-			"%s: %v handshake failures counted, want at least %d", reason, handshakeFailures(reason), n)
+		require.Eventually(t, func() bool { return handshakeFailures(t, listen, reason) >= float64(n) }, 10*time.Second, 20*time.Millisecond,
+			"%s: %v handshake failures counted, want at least %d", reason, handshakeFailures(t, listen, reason), n)
 	}
-	assert.Equal(t, float64(evicted), handshakeFailures("evicted"), "handshakes cut for newer ones")
+	assert.Equal(t, float64(evicted), handshakeFailures(t, listen, "evicted"), "handshakes cut for newer ones")
 	l := listen.Log
 	l.WaitCount(t, keyHolders, 10*time.Second, "connection failed", "stage=transfer", "reason=frame_too_large")
 	l.WaitCount(t, keyHolders, 10*time.Second, "connection failed", "stage=transfer", "reason=tampered")

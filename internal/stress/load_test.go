@@ -50,10 +50,7 @@ func loadTest(t *testing.T, muxed bool) {
 		o.HandshakeTimeout = 60 * time.Second
 		o.Mux = muxed && o.Mode == service.Connect
 	}
-	listen := startSvc(t, service.Listen, "127.0.0.1:0", tg.addr(), key, maxConns)
-	connect := startSvc(t, service.Connect, "127.0.0.1:0", listen.Addr, key, maxConns)
-	listen.Log.WaitCount(t, 1, 10*time.Second, "serving")
-	connect.Log.WaitCount(t, 1, 10*time.Second, "serving")
+	listen, connect := pipetest.Pair(t, tg.addr(), key, maxConns)
 	if muxed {
 		connect.Log.WaitCount(t, 1, 10*time.Second, `msg="carrier open"`)
 	}
@@ -219,7 +216,7 @@ func TestLoadProcesses(t *testing.T) {
 	key := pipetest.KeyFile(t)
 	tg := startTarget(t, false)
 
-	lp, cp := freePort(t), freePort(t)
+	lp, cp := pipetest.FreeAddr(t), pipetest.FreeAddr(t)
 	listen := startProc(t, bin, "listen", "-s", lp, "-t", tg.addr(), "-k", key, "--max-conns", strconv.Itoa(conns))
 	connect := startProc(t, bin, "connect", "-s", cp, "-t", lp, "-k", key, "--max-conns", strconv.Itoa(conns))
 	procs := []*proc{listen, connect}
@@ -272,14 +269,6 @@ func TestLoadProcesses(t *testing.T) {
 	}
 }
 
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // proc is a running spipe with a metrics endpoint.
 type proc struct {
 	mode, metrics string
@@ -295,7 +284,7 @@ type sample struct {
 
 func startProc(t *testing.T, bin, mode string, args ...string) *proc {
 	t.Helper()
-	p := &proc{mode: mode, metrics: freePort(t), log: &testutil.Log{}}
+	p := &proc{mode: mode, metrics: pipetest.FreeAddr(t), log: &testutil.Log{}}
 	p.cmd = exec.Command(bin, append([]string{mode, "--metrics", p.metrics, "--log-level", "warn"}, args...)...)
 	p.cmd.Stderr = p.log
 	require.NoError(t, p.cmd.Start())

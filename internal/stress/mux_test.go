@@ -15,7 +15,6 @@ import (
 
 	"github.com/spipe-dev/spipe/internal/faultproxy"
 	"github.com/spipe-dev/spipe/internal/service"
-	"github.com/spipe-dev/spipe/internal/testutil"
 	"github.com/spipe-dev/spipe/internal/testutil/pipetest"
 	"github.com/spipe-dev/spipe/pkg/spipe"
 	"github.com/spipe-dev/spipe/pkg/spipe/mux"
@@ -33,7 +32,7 @@ func TestMuxFaults(t *testing.T) {
 	size := pick(256<<10, 1<<20)
 	key := pipetest.KeyFile(t)
 	tg := startTarget(t, true)
-	listen := startSvc(t, service.Listen, "127.0.0.1:0", tg.addr(), key, nil)
+	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", tg.addr(), key, nil)
 	cases := faultCases(6)
 	var ids uint64 = 1 << 32
 	for _, tc := range cases {
@@ -77,12 +76,7 @@ func TestMuxFaults(t *testing.T) {
 				if dir == faultproxy.ServerToClient {
 					receiver, line = connect, "carrier lost"
 				}
-				deadline := time.Now().Add(10 * time.Second)
-				for !carrierFailed(receiver.Log, line, tc.reasons) && time.Now().Before(deadline) {
-					time.Sleep(20 * time.Millisecond)
-				}
-				assert.True(t, carrierFailed(receiver.Log, line, tc.reasons),
-					"receiver log lacks %q with reason %v:\n%s", line, tc.reasons, testutil.Tail(receiver.Log.String(), 20))
+				waitReason(t, receiver.Log, tc.reasons, line)
 				// The next stream opens on a new carrier and is intact.
 				ids++
 				r := echo(connect.Addr, ids, size, true, time.Minute)
@@ -90,15 +84,6 @@ func TestMuxFaults(t *testing.T) {
 			})
 		}
 	}
-}
-
-func carrierFailed(l *testutil.Log, line string, reasons []string) bool {
-	for _, r := range reasons {
-		if l.Count(line, "reason="+r) > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // yamuxMsg is a yamux message (docs/PROTOCOL.md 7.1).
@@ -119,7 +104,7 @@ func yamuxMsg(typ byte, flags uint16, stream, length uint32, data []byte) []byte
 func TestMuxHostileKeyHolders(t *testing.T) {
 	key := pipetest.KeyFile(t)
 	tg := startTarget(t, true)
-	listen := startSvc(t, service.Listen, "127.0.0.1:0", tg.addr(), key, nil)
+	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", tg.addr(), key, nil)
 	connect := pipetest.MuxConnect(t, listen.Addr, key, nil)
 	cfg := clientConfig(t, key)
 	cfg.Multiplex = true

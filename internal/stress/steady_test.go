@@ -23,7 +23,7 @@ import (
 func TestSteadyStateAllocations(t *testing.T) {
 	key := pipetest.KeyFile(t)
 	tg := startTarget(t, false)
-	_, connect := pairSvc(t, tg.addr(), key)
+	_, connect := pipetest.Pair(t, tg.addr(), key, nil)
 	c, err := net.Dial("tcp", connect.Addr)
 	require.NoError(t, err)
 	defer c.Close()

@@ -121,6 +121,27 @@ func Pair(t testing.TB, target, key string, tweak func(*service.Options)) (liste
 	return listen, connect
 }
 
+// WithMetrics is a tweak for Start that serves the service's metrics on a
+// free loopback port.
+func WithMetrics(o *service.Options) {
+	a, err := engine.ParseAddr("127.0.0.1:0")
+	if err != nil {
+		panic(err) // a constant address
+	}
+	o.MetricsAddr = &a
+}
+
+// MetricsAddr is the address the service serves its metrics on (started
+// with WithMetrics).
+func (s *Service) MetricsAddr() string { return s.Svc.MetricsAddr().String() }
+
+// Metric scrapes the service's metrics and returns one series' value, -1
+// if it is absent.
+func (s *Service) Metric(t testing.TB, series string) float64 {
+	t.Helper()
+	return Metric(Scrape(t, s.MetricsAddr()), series)
+}
+
 // Reload asks the service to re-read its key files, as SIGHUP does.
 func (s *Service) Reload() { s.reload <- syscall.SIGHUP }
 
