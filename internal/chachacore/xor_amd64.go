@@ -83,6 +83,10 @@ func xorAVX512(s *State, rounds int, dst, src []byte) {
 	}
 }
 
+// headFused reports whether kernel id takes the head beside the first
+// group (see headArch).
+func headFused(id impl.ID) bool { return id == avx512Kernel }
+
 // headArch computes XORKeyStreamHead's head block inside a kernel call
 // where the kernel has one, with the first message blocks, and returns how
 // many message bytes it took (none without such a kernel): the AVX-512
@@ -91,7 +95,7 @@ func xorAVX512(s *State, rounds int, dst, src []byte) {
 // a row kernel for the head and one for the message cost less than a whole
 // group.
 func headArch(id impl.ID, s *State, rounds int, head *[BlockSize]byte, dst, src []byte) int {
-	if id != avx512Kernel || len(src) < 9*BlockSize {
+	if !headFused(id) || len(src) < 9*BlockSize {
 		return 0
 	}
 	n := min(len(src), 16*BlockSize) &^ (BlockSize - 1)

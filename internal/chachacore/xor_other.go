@@ -11,6 +11,9 @@ func xorBlocks(s *State, rounds int, dst, src []byte, _ impl.ID) {
 	xorBlocksGeneric(s, rounds, dst, src)
 }
 
+// headFused is false: without assembly no kernel takes the head.
+func headFused(impl.ID) bool { return false }
+
 // headArch never runs a kernel without assembly: XORKeyStreamHead does the
 // two steps itself.
 func headArch(impl.ID, *State, int, *[BlockSize]byte, []byte, []byte) int { return 0 }

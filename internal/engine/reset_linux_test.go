@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spipe-dev/spipe/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -17,7 +18,7 @@ import (
 // a peer's clean close.
 func TestResetAfterEOF(t *testing.T) {
 	for _, reset := range []bool{false, true} {
-		ours, peer := tcpPair(t)
+		ours, peer := testutil.TCPPair(t)
 		if reset {
 			require.NoError(t, peer.(*net.TCPConn).SetLinger(0))
 		}
@@ -42,29 +43,11 @@ func TestResetAfterEOF(t *testing.T) {
 	}
 }
 
-func tcpPair(t *testing.T) (net.Conn, net.Conn) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, _ := ln.Accept()
-		accepted <- c
-	}()
-	c, err := net.Dial("tcp", ln.Addr().String())
-	require.NoError(t, err)
-	p := <-accepted
-	require.NotNil(t, p)
-	t.Cleanup(func() { c.Close(); p.Close() })
-	return c, p
-}
-
 // TestSourceEndAfterOwnFIN: a socket that sent its FIN before the peer's
 // arrived is in CLOSE as well (it handed over to TIME_WAIT), so once the
 // pipe has shut a source's write half, its EOF is a clean end.
 func TestSourceEndAfterOwnFIN(t *testing.T) {
-	ours, peer := tcpPair(t)
+	ours, peer := testutil.TCPPair(t)
 	require.NoError(t, ours.(*net.TCPConn).CloseWrite())
 	_, err := io.Copy(io.Discard, peer) // the peer reads our FIN, then closes
 	require.NoError(t, err)
@@ -82,7 +65,7 @@ func TestSourceEndAfterOwnFIN(t *testing.T) {
 // check was closed by the pipe's abort (the other direction's write took
 // the reset), so it counts as reset, never as a clean end.
 func TestResetAfterEOFClosedSocket(t *testing.T) {
-	ours, _ := tcpPair(t)
+	ours, _ := testutil.TCPPair(t)
 	require.NoError(t, ours.Close())
 	assert.True(t, resetAfterEOF(ours))
 	assert.ErrorIs(t, sourceEnd(ours.(Conn), halves{src: new(atomic.Bool)}), syscall.ECONNRESET)

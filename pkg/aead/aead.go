@@ -25,9 +25,10 @@
 // constant time, before it writes a single byte to dst: a failed Open
 // returns [ErrOpen] and leaves dst, up to its capacity, exactly as it was
 // (opening in place, the ciphertext is left intact). Only a valid tag
-// lets plaintext out. (On AVX-512, ChaCha20-Poly1305's Open of 1 KiB and
-// more decrypts the first 1 KiB into a buffer on its own stack while it
-// computes the key of the tag, and clears that buffer on failure.)
+// lets plaintext out. (On AVX-512, the ChaCha suites' Open of 1 KiB and
+// more, when the message's last group of 32 blocks has 16 or more, decrypts
+// its first 1 KiB into a buffer on its own stack while it computes the key
+// of the tag, and clears that buffer on failure.)
 //
 // Every cipher.AEAD here keeps the interface's whole contract: additional
 // data of any length, appending to dst, and in-place operation with

@@ -219,8 +219,8 @@ func (a *chachaAEAD) openShort(s *chachacore.State, head, out, ct, additionalDat
 //
 // The MAC needs block 0 first, and a lone block is a kernel call of
 // latency-bound rounds (about 90 ns, a fifth of a 1 KiB Open). Where the
-// kernel computes it for nearly nothing beside a 16-block group (AVX-512,
-// chachacore.XORKeyStreamHead), openHead takes the first 16 blocks that
+// kernel computes it for nearly nothing beside a 16-block group
+// (chachacore.HeadFused: AVX-512), openHead takes the first 16 blocks that
 // way when they would otherwise make a 16-block group of their own; a
 // message of whole 32-block groups goes through them faster, with block 0
 // alone. Measured paired in one process against each other and against
@@ -229,7 +229,7 @@ func (a *chachaAEAD) openLong(s *chachacore.State, out, ct, additionalData []byt
 	if len(ct) < headSize {
 		return a.openShort16(s, out, ct, additionalData, tag)
 	}
-	if blocks := roundUpBlocks(len(ct)) / blockSize; blocks%32 >= 16 && chachacore.Kernel() == fusedHeadKernel {
+	if blocks := roundUpBlocks(len(ct)) / blockSize; blocks%32 >= 16 && chachacore.HeadFused() {
 		return a.openHead(s, out, ct, additionalData, tag)
 	}
 	var key [blockSize]byte
@@ -239,14 +239,9 @@ func (a *chachaAEAD) openLong(s *chachacore.State, out, ct, additionalData []byt
 	if !tagsEqual(&want, tag) {
 		return false
 	}
-	a.decryptChunks(s, out, ct)
+	a.decryptRest(s, out, ct)
 	return true
 }
-
-// fusedHeadKernel is the chachacore kernel whose XORKeyStreamHead computes
-// block 0 inside the call for 16 message blocks rather than in a call of
-// its own. With any other kernel openHead would only add a copy.
-const fusedHeadKernel = "avx512"
 
 // openHead is openLong for a ciphertext of at least 1 KiB with block 0
 // from the kernel call that also decrypts the first 16 blocks — into a
@@ -271,14 +266,15 @@ func (a *chachaAEAD) openHead(s *chachacore.State, out, ct, additionalData []byt
 		return false
 	}
 	copy(out, pt[:])
-	a.decryptChunks(s, out[headSize:], ct[headSize:])
+	a.decryptRest(s, out[headSize:], ct[headSize:])
 	return true
 }
 
-// decryptChunks XORs the keystream from the block counter in s into out,
-// from ct: the tag is checked, so there is no MAC pass to keep in step
-// with, and the core splits its own kernel calls.
-func (a *chachaAEAD) decryptChunks(s *chachacore.State, out, ct []byte) {
+// decryptRest XORs the keystream from the block counter in s into out,
+// from ct, once the tag is checked: there is no MAC pass to keep in step
+// with, so the whole rest is one core call (the core splits its own
+// kernel calls).
+func (a *chachaAEAD) decryptRest(s *chachacore.State, out, ct []byte) {
 	if len(ct) > 0 {
 		chachacore.XORKeyStream(s, a.rounds, out, ct)
 	}

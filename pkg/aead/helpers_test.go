@@ -9,26 +9,19 @@ import (
 
 	"github.com/spipe-dev/spipe/internal/chachacore"
 	"github.com/spipe-dev/spipe/internal/salsacore"
+	"github.com/spipe-dev/spipe/internal/testutil/kerneltest"
 )
 
 // forEachKernel runs f once per kernel this CPU supports for the cipher
-// family of suite, so the vectors cover every code path (kernels added later
-// are picked up automatically). Not parallel: the switch is process-global.
+// family of suite (kerneltest.ForEach), so the vectors cover every code
+// path (kernels added later are picked up automatically).
 func forEachKernel(t *testing.T, suite Suite, f func(t *testing.T)) {
 	t.Helper()
-	kernels, use := chachacore.Kernels(), chachacore.UseKernel
+	sw := kerneltest.Switch{Kernels: chachacore.Kernels, Use: chachacore.UseKernel, Active: chachacore.Kernel}
 	if suite.Secretbox() {
-		kernels, use = salsacore.Kernels(), salsacore.UseKernel
+		sw = kerneltest.Switch{Kernels: salsacore.Kernels, Use: salsacore.UseKernel, Active: salsacore.Kernel}
 	}
-	require.NotEmpty(t, kernels)
-	for _, name := range kernels {
-		t.Run(name, func(t *testing.T) {
-			restore, err := use(name)
-			require.NoError(t, err)
-			defer restore()
-			f(t)
-		})
-	}
+	kerneltest.ForEach(t, sw, f)
 }
 
 // aeadSuites and secretboxSuites split Suites() by constructor.

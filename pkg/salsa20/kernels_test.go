@@ -1,6 +1,7 @@
 package salsa20_test
 
 import (
+	"crypto/subtle"
 	"fmt"
 	"math"
 	"testing"
@@ -18,23 +19,6 @@ import (
 // carries all pass through the key stream's buffering and the core's
 // splitting into the kernels' block counts and counter words.
 
-// simdKernels lists the kernels under test: every supported one but the
-// generic reference.
-func simdKernels(t *testing.T) []string {
-	names := salsacore.Kernels()
-	require.Equal(t, "generic", names[len(names)-1])
-	return names[:len(names)-1]
-}
-
-// withKernel runs f with the key stream core switched to name.
-func withKernel(t *testing.T, name string, f func()) {
-	t.Helper()
-	restore, err := salsacore.UseKernel(name)
-	require.NoError(t, err)
-	defer restore()
-	f()
-}
-
 // variant is one key and nonce shape of Salsa20.
 type variant struct {
 	name             string
@@ -51,21 +35,21 @@ var variants = []variant{
 // start.
 func referenceStream(t *testing.T, key, nonce []byte, rounds int, start uint64, n int) []byte {
 	t.Helper()
+	restore, err := salsacore.UseKernel("generic")
+	require.NoError(t, err)
+	defer restore()
 	ks := make([]byte, n)
-	withKernel(t, "generic", func() {
-		c, err := salsa20.NewUnauthenticatedCipherWithRounds(key, nonce, rounds)
-		require.NoError(t, err)
-		c.SetCounter(start)
-		c.XORKeyStream(ks, ks)
-	})
+	c, err := salsa20.NewUnauthenticatedCipherWithRounds(key, nonce, rounds)
+	require.NoError(t, err)
+	c.SetCounter(start)
+	c.XORKeyStream(ks, ks)
 	return ks
 }
 
+// xorBytes returns a XOR b.
 func xorBytes(a, b []byte) []byte {
 	out := make([]byte, len(a))
-	for i := range a {
-		out[i] = a[i] ^ b[i]
-	}
+	subtle.XORBytes(out, a, b)
 	return out
 }
 
@@ -82,30 +66,28 @@ func TestKernelsEveryLengthAndOffset(t *testing.T) {
 		key, nonce := testutil.Bytes(r, v.keyLen), testutil.Bytes(r, v.nonceLen)
 		for _, rounds := range []int{8, 12, 20} {
 			ks := referenceStream(t, key, nonce, rounds, 0, len(msg))
-			for _, name := range simdKernels(t) {
-				t.Run(fmt.Sprintf("%s/%s/%d", name, v.name, rounds), func(t *testing.T) {
-					withKernel(t, name, func() {
-						check := func(offset, n int) {
-							c, err := salsa20.NewUnauthenticatedCipherWithRounds(key, nonce, rounds)
-							require.NoError(t, err)
-							c.Seek(uint64(offset))
-							buf := make([]byte, n+offset%8+1)
-							dst := buf[offset%8+1:] // misaligned by the offset
-							c.XORKeyStream(dst, msg[offset:offset+n])
-							want := xorBytes(msg[offset:offset+n], ks[offset:offset+n])
-							require.Equal(t, want, dst, "offset %d, length %d", offset, n)
+			t.Run(fmt.Sprintf("%s/%d", v.name, rounds), func(t *testing.T) {
+				family.ForEachKernel(t, func(t *testing.T) {
+					check := func(offset, n int) {
+						c, err := salsa20.NewUnauthenticatedCipherWithRounds(key, nonce, rounds)
+						require.NoError(t, err)
+						c.Seek(uint64(offset))
+						buf := make([]byte, n+offset%8+1)
+						dst := buf[offset%8+1:] // misaligned by the offset
+						c.XORKeyStream(dst, msg[offset:offset+n])
+						want := xorBytes(msg[offset:offset+n], ks[offset:offset+n])
+						require.Equal(t, want, dst, "offset %d, length %d", offset, n)
+					}
+					for n := 0; n <= maxLen; n++ {
+						check(0, n)
+					}
+					for offset := 1; offset < salsa20.BlockSize; offset++ {
+						for _, n := range lengths {
+							check(offset, n)
 						}
-						for n := 0; n <= maxLen; n++ {
-							check(0, n)
-						}
-						for offset := 1; offset < salsa20.BlockSize; offset++ {
-							for _, n := range lengths {
-								check(offset, n)
-							}
-						}
-					})
+					}
 				})
-			}
+			})
 		}
 	}
 }
@@ -121,29 +103,27 @@ func TestKernelsChunkedInPlace(t *testing.T) {
 		for _, rounds := range []int{8, 12, 20} {
 			msg := testutil.Bytes(r, size)
 			want := xorBytes(msg, referenceStream(t, key, nonce, rounds, 0, size))
-			for _, name := range simdKernels(t) {
-				withKernel(t, name, func() {
-					for trial := range 4 {
-						c, err := salsa20.NewUnauthenticatedCipherWithRounds(key, nonce, rounds)
-						require.NoError(t, err)
-						buf := make([]byte, size+8)
-						mis := 1 + trial
-						data := buf[mis : mis+size]
-						copy(data, msg)
-						var cuts []int
-						for rest := data; len(rest) > 0; {
-							n := min(len(rest), r.IntN(3)*r.IntN(1500)+r.IntN(70))
-							if trial == 0 {
-								n = min(len(rest), 1+r.IntN(200))
-							}
-							c.XORKeyStream(rest[:n], rest[:n])
-							cuts = append(cuts, n)
-							rest = rest[n:]
+			family.ForEachKernel(t, func(t *testing.T) {
+				for trial := range 4 {
+					c, err := salsa20.NewUnauthenticatedCipherWithRounds(key, nonce, rounds)
+					require.NoError(t, err)
+					buf := make([]byte, size+8)
+					mis := 1 + trial
+					data := buf[mis : mis+size]
+					copy(data, msg)
+					var cuts []int
+					for rest := data; len(rest) > 0; {
+						n := min(len(rest), r.IntN(3)*r.IntN(1500)+r.IntN(70))
+						if trial == 0 {
+							n = min(len(rest), 1+r.IntN(200))
 						}
-						require.Equal(t, want, data, "%s %s/%d, chunks %v", name, v.name, rounds, cuts)
+						c.XORKeyStream(rest[:n], rest[:n])
+						cuts = append(cuts, n)
+						rest = rest[n:]
 					}
-				})
-			}
+					require.Equal(t, want, data, "%s/%d, chunks %v", v.name, rounds, cuts)
+				}
+			})
 		}
 	}
 }
@@ -163,19 +143,17 @@ func TestKernelsCounterCarries(t *testing.T) {
 				}
 				ks := referenceStream(t, key, nonce, rounds, start, n)
 				msg := testutil.Bytes(r, n)
-				for _, name := range simdKernels(t) {
-					withKernel(t, name, func() {
-						c, err := salsa20.NewUnauthenticatedCipherWithRounds(key, nonce, rounds)
-						require.NoError(t, err)
-						c.SetCounter(start)
-						dst := make([]byte, n)
-						c.XORKeyStream(dst, msg)
-						assert.Equal(t, xorBytes(msg, ks), dst, "%s rounds %d from block %#x", name, rounds, start)
-						if start > 1<<33 {
-							assert.Panics(t, func() { c.XORKeyStream(dst[:1], msg[:1]) }, "%s: past block 2^64-1", name)
-						}
-					})
-				}
+				family.ForEachKernel(t, func(t *testing.T) {
+					c, err := salsa20.NewUnauthenticatedCipherWithRounds(key, nonce, rounds)
+					require.NoError(t, err)
+					c.SetCounter(start)
+					dst := make([]byte, n)
+					c.XORKeyStream(dst, msg)
+					assert.Equal(t, xorBytes(msg, ks), dst, "rounds %d from block %#x", rounds, start)
+					if start > 1<<33 {
+						assert.Panics(t, func() { c.XORKeyStream(dst[:1], msg[:1]) }, "past block 2^64-1")
+					}
+				})
 			}
 		}
 	}
@@ -186,14 +164,12 @@ func TestKernelsAllocateNothing(t *testing.T) {
 	key := make([]byte, 32)
 	nonce := make([]byte, 8)
 	buf := make([]byte, 5000)
-	for _, name := range simdKernels(t) {
-		withKernel(t, name, func() {
-			c, err := salsa20.NewUnauthenticatedCipher(key, nonce)
-			require.NoError(t, err)
-			for _, n := range []int{1, 64, 100, 1024, 5000} {
-				allocs := testing.AllocsPerRun(20, func() { c.XORKeyStream(buf[:n], buf[:n]) })
-				assert.Zero(t, allocs, "%s, %d bytes", name, n)
-			}
-		})
-	}
+	family.ForEachKernel(t, func(t *testing.T) {
+		c, err := salsa20.NewUnauthenticatedCipher(key, nonce)
+		require.NoError(t, err)
+		for _, n := range []int{1, 64, 100, 1024, 5000} {
+			allocs := testing.AllocsPerRun(20, func() { c.XORKeyStream(buf[:n], buf[:n]) })
+			assert.Zero(t, allocs, "%d bytes", n)
+		}
+	})
 }

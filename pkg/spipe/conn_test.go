@@ -215,7 +215,7 @@ func TestReadTimeoutIsResumable(t *testing.T) {
 }
 
 // establishedReader returns a Conn past its handshake reading from raw,
-// and the FrameCipher that seals what it expects.
+// and the frame.Cipher that seals what it expects.
 func establishedReader(t testing.TB, suite aead.Suite, cfg *Config) (*Conn, net.Conn, *frame.Cipher) {
 	c, raw, seal, _ := establishedReaderKey(t, suite, cfg)
 	return c, raw, seal

@@ -6,6 +6,7 @@ import (
 	"net"
 	"testing"
 
+	"github.com/spipe-dev/spipe/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -157,7 +158,7 @@ func TestContextMustMatch(t *testing.T) {
 		{"", "tunnel", false},
 		{"a\x00", "a", false},
 	} {
-		a, b := tcpPair(t)
+		a, b := testutil.TCPPair(t)
 		_, _, cerr, serr := handshakePair(t, a, b, &Config{Keys: []*Key{key}, Context: c.client},
 			&Config{Keys: []*Key{key}, Context: c.server})
 		if c.ok {

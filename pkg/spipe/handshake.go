@@ -130,7 +130,7 @@ func clientHandshake(rw io.ReadWriter, s *settings) (*handshakeResult, error) {
 		return nil, err
 	}
 	switch {
-	case suiteMask(s.suites)&(1<<sh.suite) == 0:
+	case ch.suites&(1<<sh.suite) == 0:
 		return nil, fmt.Errorf("%w: server chose suite %d, not offered", ErrMalformedHandshake, sh.suite)
 	case sh.mode != ch.mode:
 		return nil, fmt.Errorf("%w: server answered mode %d to mode %d", ErrMalformedHandshake, sh.mode, ch.mode)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/spipe-dev/spipe/internal/testutil"
 	"github.com/spipe-dev/spipe/pkg/aead"
 )
 
@@ -41,29 +42,6 @@ func handshakePair(t testing.TB, a, b net.Conn, ccfg, scfg *Config) (*Conn, *Con
 	return cli, srv, cerr, serr
 }
 
-// tcpPair returns the two ends of a loopback TCP connection.
-func tcpPair(t testing.TB) (net.Conn, net.Conn) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	acc := make(chan net.Conn, 1)
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			acc <- nil
-			return
-		}
-		acc <- c
-	}()
-	a, err := net.Dial("tcp", ln.Addr().String())
-	require.NoError(t, err)
-	b := <-acc
-	require.NotNil(t, b)
-	t.Cleanup(func() { a.Close(); b.Close() })
-	return a, b
-}
-
 // pipePair returns the two ends of a net.Pipe.
 func pipePair(t testing.TB) (net.Conn, net.Conn) {
 	a, b := net.Pipe()
@@ -76,7 +54,7 @@ func connected(t testing.TB, transport string, ccfg, scfg *Config) (*Conn, *Conn
 	t.Helper()
 	var a, b net.Conn
 	if transport == "tcp" {
-		a, b = tcpPair(t)
+		a, b = testutil.TCPPair(t)
 	} else {
 		a, b = pipePair(t)
 	}

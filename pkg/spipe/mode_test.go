@@ -5,6 +5,7 @@ import (
 	"net"
 	"testing"
 
+	"github.com/spipe-dev/spipe/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,7 +19,7 @@ import (
 func TestUnknownModeRefused(t *testing.T) {
 	key := newTestKey(t)
 	for _, mode := range []byte{2, 3, 200, 255} {
-		a, b := tcpPair(t)
+		a, b := testutil.TCPPair(t)
 		ccfg := &Config{Keys: []*Key{key}, mode: mode}
 		_, _, cerr, serr := handshakePair(t, a, b, ccfg, &Config{Keys: []*Key{key}})
 		assert.ErrorIs(t, serr, ErrUnsupportedMode, "mode %d", mode)
@@ -43,14 +44,14 @@ func TestMultiplexNegotiation(t *testing.T) {
 		{false, true, false},
 		{true, true, true},
 	} {
-		a, b := tcpPair(t)
+		a, b := testutil.TCPPair(t)
 		cli, srv, cerr, serr := handshakePair(t, a, b, cfg(c.client), cfg(c.server))
 		require.NoError(t, cerr, "client multiplex=%v, server multiplex=%v", c.client, c.server)
 		require.NoError(t, serr)
 		assert.Equal(t, c.want, cli.ConnectionState().Multiplexed, "client's view")
 		assert.Equal(t, c.want, srv.ConnectionState().Multiplexed, "server's view")
 	}
-	a, b := tcpPair(t)
+	a, b := testutil.TCPPair(t)
 	_, _, cerr, serr := handshakePair(t, a, b, cfg(true), cfg(false))
 	assert.ErrorIs(t, serr, ErrUnsupportedMode)
 	assert.ErrorIs(t, cerr, ErrTruncated)

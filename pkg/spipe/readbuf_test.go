@@ -7,6 +7,7 @@ import (
 	"net"
 	"testing"
 
+	"github.com/spipe-dev/spipe/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -34,7 +35,7 @@ func TestReaderBufferAcrossFrameSizes(t *testing.T) {
 		cfg := &Config{Keys: []*Key{k}}
 		a, b := pipePair(t)
 		if seed%2 == 1 {
-			a, b = tcpPair(t)
+			a, b = testutil.TCPPair(t)
 		}
 		cli, srv, cerr, serr := handshakePair(t, a, &choppyConn{Conn: b, rnd: rand.New(rand.NewPCG(seed, 2))}, cfg, cfg)
 		require.NoError(t, cerr)

@@ -2,9 +2,12 @@ package frame
 
 import "errors"
 
-// Errors returned by Open and Size. pkg/spipe returns the same values
-// (spipe.ErrTampered is ErrTampered, and so on), so errors.Is works
-// across both packages.
+// Errors returned by Open and Size. pkg/spipe returns three of the same
+// values (spipe.ErrTampered is ErrTampered, spipe.ErrFrameTooLarge is
+// ErrTooLarge, spipe.ErrMalformedFrame is ErrMalformed), so errors.Is
+// works across both packages for them. ErrTruncated is not
+// spipe.ErrTruncated: a connection ends without its authenticated close
+// in ways a frame alone cannot show.
 var (
 	// ErrTampered: the frame failed authentication under this key and
 	// counter: it was modified, or it is not frame number counter of this

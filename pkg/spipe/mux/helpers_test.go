@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/spipe-dev/spipe/internal/testutil"
 	"github.com/spipe-dev/spipe/pkg/spipe"
 	"github.com/spipe-dev/spipe/pkg/spipe/mux"
 )
@@ -20,25 +21,6 @@ func testKey(t testing.TB) *spipe.Key {
 	k, err := spipe.NewKey(b)
 	require.NoError(t, err)
 	return k
-}
-
-// tcpPair returns the two ends of a loopback TCP connection.
-func tcpPair(t testing.TB) (client, server net.Conn) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	acc := make(chan net.Conn, 1)
-	go func() {
-		c, _ := ln.Accept()
-		acc <- c
-	}()
-	client, err = net.Dial("tcp", ln.Addr().String())
-	require.NoError(t, err)
-	server = <-acc
-	require.NotNil(t, server)
-	t.Cleanup(func() { client.Close(); server.Close() })
-	return client, server
 }
 
 // sessions runs the handshake over a and b (client, server) and returns
@@ -65,7 +47,7 @@ func sessions(t testing.TB, a, b net.Conn, ccfg, scfg *mux.Config) (client, serv
 // pair is sessions over loopback TCP with default configs.
 func pair(t testing.TB) (client, server *mux.Session) {
 	t.Helper()
-	a, b := tcpPair(t)
+	a, b := testutil.TCPPair(t)
 	return sessions(t, a, b, nil, nil)
 }
 

@@ -21,3 +21,17 @@ func limitNotSent(c net.Conn) {
 		_ = unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_NOTSENT_LOWAT, notSentLowat)
 	})
 }
+
+// tcpOf digs the TCP connection out from under c, if there is one.
+func tcpOf(c net.Conn) *net.TCPConn {
+	for {
+		if tc, ok := c.(*net.TCPConn); ok {
+			return tc
+		}
+		nc, ok := c.(interface{ NetConn() net.Conn })
+		if !ok {
+			return nil
+		}
+		c = nc.NetConn()
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/spipe-dev/spipe/internal/testutil"
 	"github.com/spipe-dev/spipe/pkg/spipe"
 	"github.com/spipe-dev/spipe/pkg/spipe/mux"
 )
@@ -52,7 +53,7 @@ func TestHalfCloseEachWay(t *testing.T) {
 // direction of the carrier held shut, the client opens a stream, writes
 // and ends it, and the server reads it all.
 func TestFirstDataNeedsNoAnswer(t *testing.T) {
-	a, b := tcpPair(t)
+	a, b := testutil.TCPPair(t)
 	held := &heldWrites{Conn: b}
 	cli, srv := sessions(t, a, held, nil, nil)
 	held.hold()
@@ -198,7 +199,7 @@ func TestCloseFlushesStreamEnds(t *testing.T) {
 // the authenticated close), every open stream fails with ErrSessionClosed
 // on both sides and Err names the carrier's failure.
 func TestCarrierDeathResetsStreams(t *testing.T) {
-	a, b := tcpPair(t)
+	a, b := testutil.TCPPair(t)
 	cli, srv := sessions(t, a, b, nil, nil)
 	var streams []net.Conn
 	for range 3 {
@@ -228,7 +229,7 @@ func TestCarrierDeathResetsStreams(t *testing.T) {
 // TestTamperedCarrier: a carrier frame that fails authentication ends the
 // session with ErrTampered; its streams fail, none ends cleanly.
 func TestTamperedCarrier(t *testing.T) {
-	a, b := tcpPair(t)
+	a, b := testutil.TCPPair(t)
 	flip := &flipper{Conn: b}
 	cli, srv := sessions(t, a, flip, nil, nil)
 	c, err := cli.Open(context.Background())
@@ -284,7 +285,7 @@ func TestOnlyTheClientOpens(t *testing.T) {
 // TestMaxStreams: streams the client opens beyond the server's MaxStreams
 // are reset; closing one makes room.
 func TestMaxStreams(t *testing.T) {
-	a, b := tcpPair(t)
+	a, b := testutil.TCPPair(t)
 	cli, srv := sessions(t, a, b, nil, &mux.Config{MaxStreams: 2})
 	var open []*mux.Stream
 	for range 2 {
@@ -345,7 +346,7 @@ func TestFlowControlIsPerStream(t *testing.T) {
 // TestNotMultiplexed: a connection that negotiated the plain byte stream
 // cannot carry a session.
 func TestNotMultiplexed(t *testing.T) {
-	a, b := tcpPair(t)
+	a, b := testutil.TCPPair(t)
 	key := testKey(t)
 	plain := &spipe.Config{Keys: []*spipe.Key{key}}
 	both := &spipe.Config{Keys: []*spipe.Key{key}, Multiplex: true}
