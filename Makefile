@@ -27,6 +27,13 @@ TEST_TOOLS := qemu-x86_64:qemu-user systemd-socket-activate:systemd systemd-anal
 test-tools:
 	@bash scripts/need.sh $(TEST_TOOLS)
 
+# The real programs make e2e drives: sshd (openssh-server), ssh, curl;
+# python3 serves HTTP.
+E2E_TOOLS := sshd:openssh-server ssh:openssh-client curl:curl python3:python3
+.PHONY: e2e-tools
+e2e-tools:
+	@bash scripts/need.sh $(E2E_TOOLS)
+
 unit: test-tools
 	$(GO) test -race ./...
 	$(GO) test -tags purego ./...
@@ -125,7 +132,7 @@ api-check:
 demo:
 	BIN=$(BIN) GO=$(GO) bash scripts/demo.sh
 
-e2e:
+e2e: e2e-tools
 	BIN=$(BIN) GO=$(GO) bash scripts/e2e.sh
 
 MANDIR ?= bin/man

@@ -55,7 +55,7 @@ func (p *Proxy) relay(srv *tcprelay.Server, client *net.TCPConn, t0 time.Time) {
 	time.Sleep(time.Until(established))
 	c, err := net.DialTimeout("tcp", p.target, 10*time.Second)
 	if err != nil {
-		reset(client)
+		tcprelay.Reset(client)
 		toServer.stop()
 		return
 	}
@@ -65,7 +65,7 @@ func (p *Proxy) relay(srv *tcprelay.Server, client *net.TCPConn, t0 time.Time) {
 	go toClient.read(server)
 
 	var once sync.Once
-	killBoth := func() { once.Do(func() { reset(client); reset(server) }) }
+	killBoth := func() { once.Do(func() { tcprelay.Reset(client); tcprelay.Reset(server) }) }
 	done := make(chan struct{})
 	go func() {
 		if !toServer.write(server) {
@@ -185,5 +185,3 @@ func (l *line) stop() {
 	l.ready.Broadcast()
 	l.mu.Unlock()
 }
-
-func reset(c net.Conn) { tcprelay.Reset(c) }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spipe-dev/spipe/internal/testutil/pipetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -19,33 +20,20 @@ const delay = 20 * time.Millisecond
 // does; a connection whose first byte is 'R' is reset instead.
 func echoServer(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				tc := c.(*net.TCPConn)
-				defer tc.Close()
-				first := make([]byte, 1)
-				if _, err := io.ReadFull(tc, first); err != nil {
-					return
-				}
-				if first[0] == 'R' {
-					tc.SetLinger(0)
-					return
-				}
-				tc.Write(first)
-				io.Copy(tc, tc)
-				tc.CloseWrite()
-			}()
+	return pipetest.NewTarget(t, func(c net.Conn) {
+		tc := c.(*net.TCPConn)
+		first := make([]byte, 1)
+		if _, err := io.ReadFull(tc, first); err != nil {
+			return
 		}
-	}()
-	return ln.Addr().String()
+		if first[0] == 'R' {
+			tc.SetLinger(0)
+			return
+		}
+		tc.Write(first)
+		io.Copy(tc, tc)
+		tc.CloseWrite()
+	}).Addr
 }
 
 func start(t *testing.T) *Proxy {

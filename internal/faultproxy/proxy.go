@@ -87,13 +87,13 @@ func (p *Proxy) fired(id int, f Fault) {
 func (p *Proxy) handle(srv *tcprelay.Server, id int, client net.Conn, faults []Fault) {
 	server, err := net.DialTimeout("tcp", p.target, 10*time.Second)
 	if err != nil {
-		reset(client)
+		tcprelay.Reset(client)
 		return
 	}
 	defer srv.Track(server)()
 	// Either direction may reset both; the relays then end on their own.
 	var once sync.Once
-	killBoth := func() { once.Do(func() { reset(client); reset(server) }) }
+	killBoth := func() { once.Do(func() { tcprelay.Reset(client); tcprelay.Reset(server) }) }
 	done := make(chan struct{})
 	go func() {
 		p.relay(id, ClientToServer, client, server, faults, killBoth)
@@ -249,6 +249,3 @@ func closeWrite(c net.Conn) {
 	}
 	c.Close()
 }
-
-// reset closes c with an RST rather than a FIN.
-func reset(c net.Conn) { tcprelay.Reset(c) }
