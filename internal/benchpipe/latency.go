@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"slices"
@@ -78,22 +79,8 @@ func fair(addr string, n, size int) error {
 	}
 	defer c.Close()
 	msg, back := make([]byte, size), make([]byte, size)
-	round := func(k int) ([]time.Duration, error) {
-		t := make([]time.Duration, 0, k)
-		for range k {
-			start := time.Now()
-			if _, err := c.Write(msg); err != nil {
-				return nil, err
-			}
-			if _, err := io.ReadFull(c, back); err != nil {
-				return nil, err
-			}
-			t = append(t, time.Since(start))
-		}
-		return t, nil
-	}
-	p50 := func(t []time.Duration) time.Duration { t = slices.Clone(t); slices.Sort(t); return t[len(t)/2] }
-	if _, err := round(200); err != nil { // warm-up
+	round := func(k int) ([]time.Duration, error) { return roundTrips(c, msg, back, k) }
+	if _, err := round(warmUp); err != nil {
 		return err
 	}
 	idle1, err := round(n)
@@ -141,10 +128,38 @@ func fair(addr string, n, size int) error {
 	if err != nil {
 		return err
 	}
-	idle := p50(append(idle1, idle2...))
-	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
-	fmt.Printf("n=%d idle_p50_us=%.1f loaded_p50_us=%.1f loaded_p99_us=%.1f ratio=%.2f bulk_mbps=%.1f\n", n, us(idle), us(p50(loaded)),
-		us(func() time.Duration { t := slices.Clone(loaded); slices.Sort(t); return t[len(t)*99/100] }()),
-		float64(p50(loaded))/float64(idle), float64(sent)/1e6/(d.Seconds()+0.3))
+	idle := percentile(append(idle1, idle2...), 50)
+	loaded50 := percentile(loaded, 50)
+	fmt.Printf("n=%d idle_p50_us=%.1f loaded_p50_us=%.1f loaded_p99_us=%.1f ratio=%.2f bulk_mbps=%.1f\n", n, us(idle), us(loaded50),
+		us(percentile(loaded, 99)), float64(loaded50)/float64(idle), float64(sent)/1e6/(d.Seconds()+0.3))
 	return nil
 }
+
+// warmUp is how many round trips run, untimed, before timed ones.
+const warmUp = 200
+
+// roundTrips times k round trips of msg on c, each read back into back.
+func roundTrips(c net.Conn, msg, back []byte, k int) ([]time.Duration, error) {
+	t := make([]time.Duration, 0, k)
+	for range k {
+		start := time.Now()
+		if _, err := c.Write(msg); err != nil {
+			return nil, err
+		}
+		if _, err := io.ReadFull(c, back); err != nil {
+			return nil, err
+		}
+		t = append(t, time.Since(start))
+	}
+	return t, nil
+}
+
+// percentile is the p-th percentile of t (t itself is left unsorted).
+func percentile(t []time.Duration, p int) time.Duration {
+	t = slices.Clone(t)
+	slices.Sort(t)
+	return t[len(t)*p/100]
+}
+
+// us is d in microseconds.
+func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }

@@ -26,7 +26,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -251,24 +250,15 @@ func rtt(addr string, n, size int) error {
 		return err
 	}
 	defer c.Close()
-	msg := make([]byte, size)
-	back := make([]byte, size)
-	times := make([]time.Duration, 0, n)
-	for i := range n + 200 {
-		start := time.Now()
-		if _, err := c.Write(msg); err != nil {
-			return err
-		}
-		if _, err := io.ReadFull(c, back); err != nil {
-			return err
-		}
-		if i >= 200 {
-			times = append(times, time.Since(start))
-		}
+	msg, back := make([]byte, size), make([]byte, size)
+	if _, err := roundTrips(c, msg, back, warmUp); err != nil {
+		return err
 	}
-	slices.Sort(times)
-	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
-	fmt.Printf("n=%d p50_us=%.1f p99_us=%.1f\n", n, us(times[n/2]), us(times[n*99/100]))
+	times, err := roundTrips(c, msg, back, n)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("n=%d p50_us=%.1f p99_us=%.1f\n", n, us(percentile(times, 50)), us(percentile(times, 99)))
 	return nil
 }
 
