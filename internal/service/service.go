@@ -127,6 +127,9 @@ func (s *Service) Run(ctx context.Context, reload <-chan os.Signal) error {
 	if s.metLn != nil {
 		attrs = append(attrs, "metrics", "http://"+s.metLn.Addr().String()+"/metrics")
 	}
+	if len(s.opts.AcceptProxyFrom) > 0 {
+		attrs = append(attrs, "accept_proxy_from", fmt.Sprint(s.opts.AcceptProxyFrom))
+	}
 	s.log.Info("serving", append(attrs, "keys", len(s.keys.Load().config.Keys))...)
 	if err := s.fwd.Serve(ctx, s.ln); err != nil {
 		return fmt.Errorf("accepting on %s: %w", s.ln.Addr(), err)
@@ -198,6 +201,7 @@ func (s *Service) forwarder() *engine.Forwarder {
 		MaxPending:          s.opts.MaxPending,
 		MaxPendingPerSource: s.opts.MaxPendingPerSource,
 		ShutdownTimeout:     s.opts.ShutdownTimeout,
+		AcceptProxyFrom:     s.opts.AcceptProxyFrom,
 		Log:                 s.log,
 		AccessLog:           s.opts.AccessLog,
 	}
