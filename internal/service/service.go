@@ -113,7 +113,12 @@ func (s *Service) Run(ctx context.Context, reload <-chan os.Signal) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if s.metLn != nil {
-		go s.metrics.Serve(runCtx, s.metLn, s.log)
+		// The metrics address outlives ctx, until Run returns: through
+		// the shutdown, /healthz answers 503 while open connections
+		// finish, so a load balancer sends new ones elsewhere.
+		srvCtx, stopSrv := context.WithCancel(context.WithoutCancel(ctx))
+		defer stopSrv()
+		go s.metrics.Serve(srvCtx, s.metLn, s.log, ctx.Done())
 	}
 	if s.ln == nil {
 		go s.ignore(runCtx, reload)
