@@ -8,7 +8,7 @@ BIN         := bin/spipe
 
 .PHONY: all build test unit lint fmt vet staticcheck bench fuzz generate check-generated clean api api-check
 
-all: build
+all: build $(BIN)
 
 build:
 	$(GO) build ./...
