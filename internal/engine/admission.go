@@ -61,7 +61,7 @@ type ticket struct {
 	accepted time.Time // when, for the first-message deadline
 	// header is set while the connection, from a trusted load balancer,
 	// owes its PROXY header: it counts against the balancer until the
-	// header names the client (move).
+	// header names the client (move). Under a.mu once in the table.
 	header     bool
 	proxied    bool       // the header was read: the handshake reads through the conn it made
 	hello      *helloConn // under a.mu once the ticket is in the table
@@ -132,12 +132,13 @@ func (a *admission) add(c net.Conn, header bool) *ticket {
 // through: c, or the watch over it. A ticket cut meanwhile stays cut.
 func (t *ticket) move(src source, c net.Conn, got int) net.Conn {
 	a := t.a
-	t.header, t.proxied = false, true
+	t.proxied = true
 	var h *helloConn
 	if a.hello.size > 0 {
 		h = a.hello.watch(c, t.accepted, got, t.firstMessageIn, t.late)
 	}
 	a.mu.Lock()
+	t.header = false
 	if t.q == nil {
 		a.mu.Unlock()
 		h.stop()
@@ -186,7 +187,7 @@ func (a *admission) makeRoom(src source, newcomer bool) (e eviction) {
 		} else if newcomer && a.n >= a.max {
 			victim = a.busiest[0].next()
 		}
-		if victim == nil || victim.heard || !victim.hello.arrived() {
+		if victim == nil || victim.heard || !victim.arrived() {
 			break
 		}
 		a.promote(victim)
@@ -285,6 +286,17 @@ func (a *admission) detach(t *ticket) {
 		q.heard--
 	}
 	a.n--
+}
+
+// arrived reports whether t's first message is in, read or not (see
+// helloConn.arrived); while t owes its PROXY header, whether the socket
+// holds the whole header and the first message after it. Called with
+// a.mu held.
+func (t *ticket) arrived() bool {
+	if t.header {
+		return t.a.hello.size > 0 && headerAndMessageIn(t.conn, t.a.hello.size)
+	}
+	return t.hello.arrived()
 }
 
 // late cuts t for want of its first message by the deadline.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -194,6 +195,33 @@ func crcOffset(raw, value []byte) int {
 		i += 3 + n
 	}
 	return -1
+}
+
+// headerAndMessageIn reports whether c's socket holds, unread, a whole
+// PROXY header and need bytes after it: a balancer's connection whose
+// first message is in, though no goroutine has read it yet.
+func headerAndMessageIn(c net.Conn, need int) bool {
+	b := make([]byte, 16+int(proxyproto.MaxV2HeaderSize)+need)
+	n, ok := peek(c, b)
+	size := proxyHeaderSize(b[:n])
+	return ok && size > 0 && n >= size+need
+}
+
+// proxyHeaderSize returns the size of the PROXY header b begins with, or
+// 0 if b does not hold all of it (or begins with none: the parser will
+// say what is wrong).
+func proxyHeaderSize(b []byte) int {
+	switch {
+	case bytes.HasPrefix(b, proxyproto.SIGV2) && len(b) >= 16:
+		if size := 16 + int(binary.BigEndian.Uint16(b[14:16])); len(b) >= size {
+			return size
+		}
+	case bytes.HasPrefix(b, proxyproto.SIGV1):
+		if i := bytes.Index(b, []byte("\r\n")); i >= 0 {
+			return i + 2
+		}
+	}
+	return 0
 }
 
 // headerRecorder keeps what is read through it: the header's bytes, for its

@@ -11,6 +11,8 @@ import (
 	"net"
 	"net/netip"
 	"regexp"
+	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -385,4 +387,47 @@ func TestProxyHeaderReason(t *testing.T) {
 	assert.Equal(t, "proxy_header", Reason(err), "a deadline on the header is the header's failure, not a timeout")
 	assert.Contains(t, Reasons().Handshake, "proxy_header")
 	assert.Equal(t, "evicted", Reason(&cutError{cause: errEvicted, err: err}))
+}
+
+// TestHeaderAndFirstMessageUnreadStillCount: a balancer's connection
+// whose socket holds its PROXY header and whole first message, unread,
+// is spared as one that has read them; one with only its header is not
+// (Linux, where the socket can be peeked at).
+func TestHeaderAndFirstMessageUnreadStillCount(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the socket is peeked at on Linux only")
+	}
+	a := newAdmission(100, 2, helloRule{size: 107, timeout: time.Minute}, slog.New(slog.DiscardHandler))
+	header := v2(t, tcpAddr("203.0.113.7:5555"), tcpAddr("192.0.2.80:8022"))
+	full, fullRaw := accepted(t)
+	_, err := full.Write(append(header, make([]byte, 107)...))
+	require.NoError(t, err)
+	part, partRaw := accepted(t)
+	_, err = part.Write(append(header, make([]byte, 106)...))
+	require.NoError(t, err)
+	time.Sleep(50 * time.Millisecond) // on loopback, in the sockets by now
+	spared, cut := a.add(fullRaw, true), a.add(partRaw, true)
+	_, third := accepted(t)
+	a.add(third, true) // the balancer's third, at its cap of 2
+	assert.ErrorIs(t, cut.leave(), errEvicted)
+	assert.NoError(t, spared.leave())
+	assert.False(t, headerAndMessageIn(third, 107), "an empty socket")
+}
+
+func TestProxyHeaderSize(t *testing.T) {
+	v2h := v2(t, tcpAddr("203.0.113.7:5555"), tcpAddr("192.0.2.80:8022"))
+	for _, tc := range []struct {
+		b    []byte
+		want int
+	}{
+		{v2h, len(v2h)},
+		{append(slices.Clone(v2h), "more"...), len(v2h)},
+		{v2h[:len(v2h)-1], 0},
+		{v2h[:15], 0},
+		{[]byte("PROXY TCP4 1.2.3.4 5.6.7.8 1 2\r\nmore"), 32},
+		{[]byte("PROXY TCP4 1.2.3.4"), 0},
+		{[]byte{2, 0, 0}, 0},
+	} {
+		assert.Equal(t, tc.want, proxyHeaderSize(tc.b), "%q", tc.b)
+	}
 }
