@@ -117,8 +117,10 @@ func (s *Service) Run(ctx context.Context, reload <-chan os.Signal) error {
 		// the shutdown, /healthz answers 503 while open connections
 		// finish, so a load balancer sends new ones elsewhere.
 		srvCtx, stopSrv := context.WithCancel(context.WithoutCancel(ctx))
-		defer stopSrv()
-		go s.metrics.Serve(srvCtx, s.metLn, s.log, ctx.Done())
+		served := make(chan struct{})
+		go func() { s.metrics.Serve(srvCtx, s.metLn, s.log, ctx.Done()); close(served) }()
+		// Stopped, before s.close closes its socket under it.
+		defer func() { stopSrv(); <-served }()
 	}
 	if s.ln == nil {
 		go s.ignore(runCtx, reload)
