@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -33,33 +32,19 @@ var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 // header: it hands each header to headers, then echoes.
 func proxyTarget(t *testing.T) (addr string, headers <-chan *proxyproto.Header) {
 	t.Helper()
-	ln := listenTCP(t)
 	ch := make(chan *proxyproto.Header, 16)
-	var wg sync.WaitGroup
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				r := bufio.NewReader(c)
-				h, err := proxyproto.Read(r)
-				if err != nil {
-					ch <- nil
-					return
-				}
-				ch <- h
-				io.Copy(c, r)
-				c.(*net.TCPConn).CloseWrite()
-			}()
+	addr = serveTCP(t, func(c net.Conn) {
+		r := bufio.NewReader(c)
+		h, err := proxyproto.Read(r)
+		if err != nil {
+			ch <- nil
+			return
 		}
-	}()
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	return ln.Addr().String(), ch
+		ch <- h
+		io.Copy(c, r)
+		c.(*net.TCPConn).CloseWrite()
+	})
+	return addr, ch
 }
 
 // behindBalancer serves a "spipe listen" that trusts PROXY headers from
