@@ -7,18 +7,25 @@
 #      spipe connect / spipe listen pair, checksum compared;
 #   3. the same through spipe connect --mux, four fetches at once, each a
 #      stream of the one connection to the listener, and ssh through the
-#      multiplexed ProxyCommand.
-# Needs sshd (openssh-server), ssh, curl and python3. Everything started
-# here is stopped on exit.
+#      multiplexed ProxyCommand;
+#   4. HAProxy with contrib/haproxy/haproxy.cfg in front of two spipe
+#      listen (internal/lbtest, run here with this script's spipe):
+#      connections spread, the target learns the client's own address, a
+#      flood from one address leaves another's echoes within 3 s (with and
+#      without --accept-proxy-from, figures printed), and a listener
+#      stopped with SIGTERM loses nothing once its /healthz said 503.
+# Needs sshd (openssh-server), ssh, curl, python3 and haproxy. Everything
+# started here is stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 GO=${GO:-go}
 BIN=${BIN:-bin/spipe}
 SSHD=${SSHD:-$(command -v sshd || echo /usr/sbin/sshd)}
+HAPROXY=${HAPROXY:-$(command -v haproxy || echo /usr/sbin/haproxy)}
 
-for tool in "$SSHD" ssh ssh-keygen curl python3 sha256sum; do
-  command -v "$tool" >/dev/null || { echo "e2e: $tool not found (apt-get install openssh-server curl)" >&2; exit 1; }
+for tool in "$SSHD" ssh ssh-keygen curl python3 sha256sum "$HAPROXY"; do
+  command -v "$tool" >/dev/null || { echo "e2e: $tool not found (make e2e-tools installs it)" >&2; exit 1; }
 done
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/spipe-e2e.XXXXXX")
@@ -128,4 +135,13 @@ out=$(ssh_run 'echo hello over a stream') || fail "ssh through connect --mux: $(
 [ "$out" = "hello over a stream" ] || fail "ssh through connect --mux said: $out"
 [ ! -s "$work/ssh.log" ] || fail "the multiplexed ProxyCommand wrote to the terminal: $(cat "$work/ssh.log")"
 echo "   ssh with connect --mux as ProxyCommand ran a command and said nothing on the terminal"
+# --- 4. behind HAProxy --------------------------------------------------------
+echo "== two spipe listen behind HAProxy (contrib/haproxy/haproxy.cfg)"
+if ! SPIPE_E2E_BIN="$BIN" SPIPE_HAPROXY="$HAPROXY" $GO test -count=1 -v -run '^TestHAProxy' ./internal/lbtest \
+    >"$work/lbtest.log" 2>&1; then
+  cat "$work/lbtest.log" >&2
+  fail "spipe behind HAProxy"
+fi
+grep -E '^(=== RUN|--- |    haproxy_test.go:[0-9]+: (admission figures|drain))' "$work/lbtest.log" |
+  sed -e 's/^    haproxy_test.go:[0-9]*: /   /' -e 's/^/   /'
 echo "e2e OK"

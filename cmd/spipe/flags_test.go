@@ -1,15 +1,18 @@
 package main
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/spipe-dev/spipe/internal/service"
 	"github.com/spipe-dev/spipe/internal/testutil/pipetest"
 )
 
@@ -59,6 +62,13 @@ func TestBadInvocations(t *testing.T) {
 		{"max pending on connect", []string{"connect", "-t", tg, "-k", key, "--max-pending", "5"}, 2, "unknown flag: --max-pending"},
 		{"negative max pending per source", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--max-pending-per-source", "-1"}, 2, "--max-pending-per-source -1: must not be negative"},
 		{"max pending per source on connect", []string{"connect", "-t", tg, "-k", key, "--max-pending-per-source", "5"}, 2, "unknown flag: --max-pending-per-source"},
+		{"accept proxy from not a network", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--accept-proxy-from", "lb.example"}, 2,
+			`--accept-proxy-from: "lb.example": want a network such as 10.0.0.0/24 or 2001:db8::/64, or one address`},
+		{"accept proxy from host bits", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--accept-proxy-from", "10.0.0.0/8,10.1.2.3/16"}, 2,
+			`--accept-proxy-from: "10.1.2.3/16" has bits set past the /16: did you mean 10.1.0.0/16 or 10.1.2.3/32?`},
+		{"accept proxy from mapped", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--accept-proxy-from", "::ffff:10.0.0.0/104"}, 2,
+			`--accept-proxy-from: "::ffff:10.0.0.0/104": write IPv4 networks in IPv4 notation, such as 10.0.0.0/24`},
+		{"accept proxy from on connect", []string{"connect", "-t", tg, "-k", key, "--accept-proxy-from", "10.0.0.0/8"}, 2, "unknown flag: --accept-proxy-from"},
 		{"handshake timeout 0", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--handshake-timeout", "0s"}, 2, "--handshake-timeout 0s: must be positive"},
 		{"bad duration", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--idle-timeout", "soon"}, 2, `invalid argument "soon" for "--idle-timeout"`},
 		{"negative idle", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--idle-timeout", "-1s"}, 2, "--idle-timeout -1s: must not be negative"},
@@ -181,4 +191,17 @@ func TestManPages(t *testing.T) {
 
 func regexpQuote(s string) string {
 	return strings.NewReplacer(".", `\.`, "-", `\-`, "/", `\/`).Replace(s)
+}
+
+// TestAcceptProxyFromFlag: networks repeat or come comma-separated, and a
+// bare address is a network of one.
+func TestAcceptProxyFromFlag(t *testing.T) {
+	var p pipeFlags
+	fs := pflag.NewFlagSet("listen", pflag.ContinueOnError)
+	p.register(fs, service.Listen)
+	require.NoError(t, fs.Parse([]string{"-s", ":8022", "-t", "127.0.0.1:22", "-k", "/k",
+		"--accept-proxy-from", "10.0.0.0/24, 192.0.2.7", "--accept-proxy-from", "2001:db8::/64"}))
+	o, err := p.options(service.Listen)
+	require.NoError(t, err)
+	assert.Equal(t, "[10.0.0.0/24 192.0.2.7/32 2001:db8::/64]", fmt.Sprint(o.AcceptProxyFrom))
 }

@@ -94,7 +94,12 @@ Holds the process ID and a lock while spipe runs; removed on exit.
 .TP
 .I contrib/systemd/
 Hardened systemd units for listen and connect, and socket-activated
-variants (-s systemd:NAME).
+variants (-s systemd:NAME); make install installs them.
+.TP
+.I contrib/haproxy/
+HAProxy in front of two listeners: PROXY v2 headers read with
+--accept-proxy-from, health checks on GET /healthz at each listener's
+--metrics address (200 while it accepts, 503 once it is stopping).
 .SH KEY FORMAT
 The key is the SHA-256 of the key file's whole content, byte for byte, as
 spiped derives it: a trailing newline is part of the key, so a file copied

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"fmt"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -25,6 +28,7 @@ type pipeFlags struct {
 	maxConns             int
 	maxPending           int
 	maxPendingPerSource  int
+	acceptProxyFrom      []string
 	handshakeTimeout     time.Duration
 	idleTimeout          time.Duration
 	shutdownTimeout      time.Duration
@@ -51,6 +55,7 @@ func (p *pipeFlags) register(fs *pflag.FlagSet, mode service.Mode) {
 		fs.BoolVar(&p.proxyProtocol, "proxy-protocol", false, "send a PROXY protocol v2 header to the target with the client's address")
 		fs.IntVar(&p.maxPending, "max-pending", 0, "`N` handshakes in progress at once; when full, a new connection cuts the oldest handshake of the\naddress holding the most (0: --max-conns or 1024, whichever is larger)")
 		fs.IntVar(&p.maxPendingPerSource, "max-pending-per-source", 0, "`N` handshakes in progress at once from one address (IPv6: one /64); a new one cuts that\naddress's oldest (0: 128 or --max-conns, whichever is larger, but at most --max-pending)")
+		fs.StringArrayVar(&p.acceptProxyFrom, "accept-proxy-from", nil, "`CIDR` of load balancers whose connections begin with a PROXY header (v1 or v2) naming the\nclient, whose address then counts for --max-pending-per-source, logs and --proxy-protocol;\nfrom there a connection without a valid header is refused (repeat, or separate with commas)")
 	} else {
 		fs.StringVarP(&p.source, "source", "s", "", "`ADDR` to accept plaintext connections on: host:port, [v6]:port, /abs/unix.sock,\nsystemd or systemd:NAME (without it: one connection over stdin/stdout, for ssh's ProxyCommand)")
 		fs.StringVarP(&p.target, "target", "t", "", "`ADDR` of the spipe listen to connect to: host:port or /abs/unix.sock (required)")
@@ -132,6 +137,15 @@ func (p *pipeFlags) options(mode service.Mode) (service.Options, error) {
 			return o, usagef("-b/--bind: %v", err)
 		}
 	}
+	for _, v := range p.acceptProxyFrom {
+		for _, cidr := range strings.Split(v, ",") {
+			n, err := parseNetwork(strings.TrimSpace(cidr))
+			if err != nil {
+				return o, usagef("--accept-proxy-from: %v", err)
+			}
+			o.AcceptProxyFrom = append(o.AcceptProxyFrom, n)
+		}
+	}
 	if p.cipher != "" {
 		if o.Suites, err = parseCipher(p.cipher); err != nil {
 			return o, err
@@ -153,6 +167,26 @@ func (p *pipeFlags) options(mode service.Mode) (service.Options, error) {
 		return o, usageError{err}
 	}
 	return o, nil
+}
+
+// parseNetwork parses a network in CIDR notation, or a single address (a
+// /32 or /128). Host bits set after the prefix are refused, as the likely
+// typo they are; IPv4 networks are written as such, not mapped into IPv6.
+func parseNetwork(s string) (netip.Prefix, error) {
+	if ip, err := netip.ParseAddr(s); err == nil && ip.Zone() == "" {
+		return netip.PrefixFrom(ip, ip.BitLen()), nil
+	}
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		return p, fmt.Errorf("%q: want a network such as 10.0.0.0/24 or 2001:db8::/64, or one address", s)
+	}
+	if p.Addr().Is4In6() {
+		return p, fmt.Errorf("%q: write IPv4 networks in IPv4 notation, such as 10.0.0.0/24", s)
+	}
+	if p != p.Masked() {
+		return p, fmt.Errorf("%q has bits set past the /%d: did you mean %s or %s/%d?", s, p.Bits(), p.Masked(), p.Addr(), p.Addr().BitLen())
+	}
+	return p, nil
 }
 
 // runPipe starts the service (every start-up error comes out here, before

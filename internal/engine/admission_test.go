@@ -156,7 +156,7 @@ func newTable(max, perSource int) *table {
 func (tb *table) add(ip string) int {
 	c := fake(ip)
 	tb.conns = append(tb.conns, c)
-	tb.ts = append(tb.ts, tb.admission.add(c))
+	tb.ts = append(tb.ts, tb.admission.add(c, false))
 	return len(tb.conns) - 1
 }
 

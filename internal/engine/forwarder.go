@@ -12,6 +12,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 )
@@ -83,6 +84,19 @@ type Forwarder struct {
 	// FirstMessageTimeout is that deadline; zero means 3 s. It applies
 	// only if shorter than HandshakeTimeout.
 	FirstMessageTimeout time.Duration
+	// AcceptProxyFrom lists the networks of load balancers trusted to name
+	// the client on the listening side: a TCP connection from an address
+	// in one must begin with a PROXY protocol header (version 1 or 2),
+	// complete within the first-message deadline (or the handshake
+	// timeout, if that does not apply), or it fails with one log line
+	// (limited per balancer address) and a handshake failure counted as
+	// "proxy_header". It counts against the balancer's address in the
+	// admission table until its header is read, then against the client
+	// the header names, which is the connection's remote address from then
+	// on: for MaxPendingPerSource, log lines, the access log and the PROXY
+	// header Dial may send. A connection from any other address never has
+	// a header read.
+	AcceptProxyFrom []netip.Prefix
 	// ShutdownTimeout is how long open connections may finish once Serve's
 	// context is done, before they are closed.
 	ShutdownTimeout time.Duration
@@ -221,7 +235,7 @@ func (f *Forwarder) Serve(ctx context.Context, ln net.Listener) error {
 	acceptErr := f.acceptLoop(ctx, ln, g, func(c net.Conn) {
 		var t *ticket
 		if adm != nil {
-			t = adm.add(c)
+			t = adm.add(c, f.trustsProxy(c))
 		}
 		wg.Add(1)
 		w.run(func() {

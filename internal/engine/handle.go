@@ -75,7 +75,13 @@ func (f *Forwarder) forward(ctx, soft context.Context, raw net.Conn, g *gate, t 
 
 	// Until the transfer owns them, the connections close when ctx ends.
 	closeRaw := context.AfterFunc(ctx, func() { raw.Close() })
-	l, stage, err := f.open(ctx, raw, g, t, !report)
+	var l link
+	stage := stageHandshake
+	in, err := f.fromProxy(raw, t)
+	if err == nil {
+		peer = in.RemoteAddr()
+		l, stage, err = f.open(ctx, in, g, t, !report)
+	}
 	closeRaw()
 	if err != nil {
 		obs.ConnClosed()

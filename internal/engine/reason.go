@@ -29,6 +29,9 @@ const (
 	// connection, or its first message was not in by the deadline.
 	reasonEvicted      = "evicted"
 	reasonHelloTimeout = "hello_timeout"
+	// A connection from a trusted load balancer whose PROXY header was
+	// missing, malformed or late.
+	reasonProxyHeader = "proxy_header"
 	// A stream whose carrier ended before it did (it was reset), and a
 	// carrier whose peer broke the multiplexing protocol.
 	reasonCarrier     = "carrier"
@@ -39,7 +42,9 @@ const (
 // and metric labels: one of the protocol's (see protocol.go: "auth",
 // "tampered", ...) or "timeout", "refused", "reset", "eof", "idle",
 // "shutdown", "unreachable", "dns" or "other"; a handshake the admission
-// table cut is "evicted", "hello_timeout" or "shutdown"; a stream whose
+// table cut is "evicted", "hello_timeout" or "shutdown"; a missing,
+// malformed or late PROXY header from a trusted balancer is
+// "proxy_header"; a stream whose
 // carrier ended first is "carrier", a stream its peer reset "reset", and
 // a carrier whose peer broke the multiplexing "mux_protocol". It returns
 // "" for nil.
@@ -54,6 +59,8 @@ func Reason(err error) string {
 		return reasonEvicted
 	case errors.Is(err, errHelloTimeout):
 		return reasonHelloTimeout
+	case errors.Is(err, errProxyHeader):
+		return reasonProxyHeader
 	case errors.Is(err, mux.ErrSessionClosed):
 		return reasonCarrier
 	case errors.Is(err, mux.ErrStreamReset):
@@ -110,7 +117,7 @@ type ReasonSets struct {
 func Reasons() ReasonSets {
 	return ReasonSets{
 		Handshake: append(protocolReasons(inHandshake),
-			reasonTimeout, reasonReset, reasonEOF, reasonShutdown, reasonEvicted, reasonHelloTimeout, reasonOther),
+			reasonTimeout, reasonReset, reasonEOF, reasonShutdown, reasonEvicted, reasonHelloTimeout, reasonProxyHeader, reasonOther),
 		Dial: []string{reasonRefused, reasonUnreachable, reasonDNS, reasonTimeout, reasonReset,
 			reasonShutdown, reasonOther},
 		Transfer: append(protocolReasons(inFrame),

@@ -2,13 +2,14 @@
 // format: connections (and streams) open and total, multiplexed
 // carriers, bytes each way, failures by stage
 // and reason, frame errors, handshake latency, key reloads and the
-// build. Every failure series the configuration names exists, at zero,
+// build; and a health check for load balancers beside them. Every failure series the configuration names exists, at zero,
 // from the start, so alerts see a series before the first failure.
 package metrics
 
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -188,10 +189,15 @@ func (m *Metrics) TransferError(err error) {
 	}
 }
 
-// Serve serves /metrics on ln until ctx is done.
-func (m *Metrics) Serve(ctx context.Context, ln net.Listener, log *slog.Logger) error {
+// Serve serves /metrics and /healthz on ln until ctx is done. /healthz
+// answers 200 "ok" until draining is closed (nil: never), then 503
+// "shutting down", so a load balancer probing it stops sending new
+// connections while the open ones finish; ctx should therefore outlive
+// the shutdown.
+func (m *Metrics) Serve(ctx context.Context, ln net.Listener, log *slog.Logger, draining <-chan struct{}) error {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { health(w, draining) })
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	stop := context.AfterFunc(ctx, func() { srv.Close() })
 	defer stop()
@@ -203,4 +209,17 @@ func (m *Metrics) Serve(ctx context.Context, ln net.Listener, log *slog.Logger) 
 		log.Error("metrics server failed", "err", err)
 	}
 	return err
+}
+
+// health answers a health check (GET or HEAD /healthz).
+func health(w http.ResponseWriter, draining <-chan struct{}) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	select {
+	case <-draining:
+		w.WriteHeader(http.StatusServiceUnavailable)
+		io.WriteString(w, "shutting down\n")
+	default:
+		io.WriteString(w, "ok\n")
+	}
 }

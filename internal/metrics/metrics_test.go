@@ -154,7 +154,7 @@ func gather(t *testing.T, m *Metrics) string {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- m.Serve(ctx, ln, nil) }()
+	go func() { served <- m.Serve(ctx, ln, nil, nil) }()
 	defer func() {
 		cancel()
 		assert.NoError(t, <-served, "Serve after its context ended")
@@ -202,7 +202,7 @@ func TestServeReportsListenerFailure(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	ln.Close()
-	assert.Error(t, newTest().Serve(context.Background(), ln, nil))
+	assert.Error(t, newTest().Serve(context.Background(), ln, nil, nil))
 }
 
 func TestMetricsAreIndependent(t *testing.T) {
@@ -212,4 +212,45 @@ func TestMetricsAreIndependent(t *testing.T) {
 	a.ConnOpened()
 	assertSeries(t, gather(t, a), `spipe_connections_total{mode="listen"}`, "1")
 	assertSeries(t, gather(t, b), `spipe_connections_total{mode="listen"}`, "0")
+}
+
+// TestHealthz: 200 until the service drains, 503 from then on; GET and
+// HEAD only, never cached; other paths stay 404.
+func TestHealthz(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	draining := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- newTest().Serve(ctx, ln, nil, draining) }()
+	defer func() { cancel(); assert.NoError(t, <-served) }()
+	base := "http://" + ln.Addr().String()
+	get := func(method, path string) (int, string, http.Header) {
+		req, err := http.NewRequest(method, base+path, nil)
+		require.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(b), resp.Header
+	}
+	code, body, h := get("GET", "/healthz")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Equal(t, "ok\n", body)
+	assert.Equal(t, "no-store", h.Get("Cache-Control"))
+	code, body, _ = get("HEAD", "/healthz")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Empty(t, body)
+	code, _, _ = get("POST", "/healthz")
+	assert.Equal(t, http.StatusMethodNotAllowed, code)
+	code, _, _ = get("GET", "/")
+	assert.Equal(t, http.StatusNotFound, code)
+
+	close(draining)
+	code, body, _ = get("GET", "/healthz")
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.Equal(t, "shutting down\n", body)
+	code, _, _ = get("GET", "/metrics")
+	assert.Equal(t, http.StatusOK, code, "metrics are still served while draining")
 }

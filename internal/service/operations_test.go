@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -190,4 +191,42 @@ func TestPidfileLocked(t *testing.T) {
 	opts.PidFile = filepath.Join(t.TempDir(), "gone", "spipe.pid")
 	_, err = pipetest.StartOptions(t, opts)
 	assert.EqualError(t, err, "pidfile "+opts.PidFile+": directory "+filepath.Dir(opts.PidFile)+" does not exist")
+}
+
+// healthz returns the status of GET /healthz at addr, 0 if nothing
+// answers.
+func healthz(addr string) int {
+	resp, err := http.Get("http://" + addr + "/healthz")
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestHealthzThroughShutdown: /healthz answers 200 while the service
+// accepts; from the moment its shutdown starts, 503, for as long as open
+// connections take to finish; then the address closes with the service.
+// Listen and connect answer alike.
+func TestHealthzThroughShutdown(t *testing.T) {
+	key := pipetest.KeyFile(t)
+	for _, mode := range []service.Mode{service.Listen, service.Connect} {
+		t.Run(mode.String(), func(t *testing.T) {
+			tg, release := pipetest.HeldEchoTarget(t)
+			listen, connect := pipetest.Pair(t, tg.Addr, key, func(o *service.Options) {
+				pipetest.WithMetrics(o)
+				o.ShutdownTimeout = 10 * time.Second
+			})
+			svc := map[service.Mode]*pipetest.Service{service.Listen: listen, service.Connect: connect}[mode]
+			assert.Equal(t, http.StatusOK, healthz(svc.MetricsAddr()))
+			tr := pipetest.StartTransfer(t, connect.Addr, tg, 1000)
+			svc.Shutdown()
+			svc.Log.Wait(t, "shutting down: waiting for open connections", nil)
+			assert.Equal(t, http.StatusServiceUnavailable, healthz(svc.MetricsAddr()))
+			release()
+			assert.Equal(t, tr.Sent, <-tr.Got, "the open connection was cut")
+			require.NoError(t, svc.Wait(t, 10*time.Second))
+			assert.Zero(t, healthz(svc.MetricsAddr()), "the health address outlived the service")
+		})
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"net"
+	"net/netip"
 	"slices"
 	"time"
 
@@ -73,6 +74,10 @@ type Options struct {
 	// MaxPendingPerSource caps a source's handshakes in progress (see
 	// engine.Forwarder); 0: the engine's default.
 	MaxPendingPerSource int
+	// AcceptProxyFrom (listen only) lists the load balancers' networks
+	// whose connections begin with a PROXY header naming the client
+	// (engine.Forwarder.AcceptProxyFrom).
+	AcceptProxyFrom []netip.Prefix
 
 	// Mux (connect only) carries every connection as a stream of one of
 	// MuxCarriers carriers kept open to the listener.
@@ -143,6 +148,9 @@ func (o *Options) Validate() error {
 	}
 	if o.ShutdownTimeout < 0 {
 		return fmt.Errorf("--shutdown-timeout %v: must not be negative", o.ShutdownTimeout)
+	}
+	if o.Mode == Connect && len(o.AcceptProxyFrom) > 0 {
+		return errors.New("--accept-proxy-from is for listen: connect's clients are local")
 	}
 	if o.Mode == Listen && (o.Mux || o.MuxCarriers != 0) {
 		return errors.New("--mux and --mux-carriers are for connect: listen serves multiplexed clients without them")
