@@ -23,6 +23,7 @@ type pipeFlags struct {
 	noPFS, requirePFS    bool
 	padTo                int
 	maxConns             int
+	maxConnsWait         time.Duration
 	maxPending           int
 	maxPendingPerSource  int
 	handshakeTimeout     time.Duration
@@ -69,7 +70,9 @@ func (p *pipeFlags) register(fs *pflag.FlagSet, mode service.Mode) {
 	fs.BoolVarP(&p.noPFS, "no-pfs", "f", false, "skip the X25519 exchange (faster handshakes, no forward secrecy; spiped's -f)")
 	fs.BoolVarP(&p.requirePFS, "require-pfs", "g", false, "refuse peers that skip the X25519 exchange (spiped's -g)")
 	fs.IntVar(&p.padTo, "pad", 0, "pad every frame to a multiple of `N` bytes, hiding write sizes (0: off)")
-	fs.IntVarP(&p.maxConns, "max-conns", "n", 100, "`N` connections handled at once; more wait until one ends (0: no limit, as spiped's -n 0)")
+	fs.IntVarP(&p.maxConns, "max-conns", "n", 100, "`N` connections handled at once; more wait for a place, up to --max-conns-wait (0: no limit, as spiped's -n 0)")
+	p.maxConnsWait = 10 * time.Second
+	fs.Var(durationValue{&p.maxConnsWait}, "max-conns-wait", "how long a connection waits for a --max-conns place before it is reset and logged; a bare number\nis seconds (0: no wait)")
 	p.handshakeTimeout = 10 * time.Second
 	fs.VarP(durationValue{&p.handshakeTimeout}, "handshake-timeout", "o", "time allowed for a handshake, and for dialling the target; a bare number is seconds (spiped's -o)")
 	fs.DurationVar(&p.idleTimeout, "idle-timeout", 0, "close connections idle this long in both directions (0: never)")
@@ -96,6 +99,7 @@ func (p *pipeFlags) options(mode service.Mode) (service.Options, error) {
 		DisableForwardSecrecy: p.noPFS,
 		RequireForwardSecrecy: p.requirePFS,
 		MaxConns:              p.maxConns,
+		MaxConnsWait:          p.maxConnsWait,
 		MaxPending:            p.maxPending,
 		MaxPendingPerSource:   p.maxPendingPerSource,
 		HandshakeTimeout:      p.handshakeTimeout,

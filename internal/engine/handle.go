@@ -16,6 +16,9 @@ const (
 	stageAdmission = "admission"
 	stageDial      = "dial"
 	stageTransfer  = "transfer"
+	// A multiplexed carrier's own failure, in its "carrier failed" (listen)
+	// or "carrier lost" (connect) line.
+	stageCarrier = "carrier"
 )
 
 // Handle forwards one accepted connection and returns once both of its
@@ -54,6 +57,8 @@ type link struct {
 	// carrier is set instead of in when the client's handshake chose the
 	// multiplexed mode: its streams are forwarded, not the connection.
 	carrier Carrier
+	// via is the carrier one side of a stream rides, if it is a stream.
+	via Carrier
 	// hold leaves in open when the connection fails before its transfer:
 	// Handle's caller closes it once it has reported the failure.
 	hold bool
@@ -94,7 +99,8 @@ func (f *Forwarder) forward(ctx, soft context.Context, raw net.Conn, g *gate, t 
 		if g != nil {
 			if !g.enterCarrier() {
 				l.carrier.Close()
-				err := errCarrierLimit
+				err := fmt.Errorf("%w: %d open (--max-pending)", errCarrierLimit, g.maxWaiting)
+				obs.AdmissionError(err)
 				f.logFailure(ctx, peer, stageAdmission, err, l.session, 0, 0, report)
 				return err
 			}
@@ -108,22 +114,32 @@ func (f *Forwarder) forward(ctx, soft context.Context, raw net.Conn, g *gate, t 
 
 // errCarrierLimit is a carrier closed because as many as MaxPending are
 // open.
-var errCarrierLimit = errors.New("too many multiplexed carriers open (--max-pending)")
+var errCarrierLimit = errors.New("too many multiplexed carriers open")
 
 // errShutdownOf is err, met because the connection was closed at
 // shutdown.
 func errShutdownOf(err error) error { return fmt.Errorf("%w (%w)", errShutdown, err) }
 
 // transfer copies an open link both ways, gives its place at the gate
-// back and writes its log lines.
+// back, reports how it ended (an end, or a failure) and writes its log
+// lines. It returns nil if both directions ended in order, the error
+// otherwise (for Handle's caller: a stdio connection's user hears of a
+// reset too).
 func (f *Forwarder) transfer(ctx context.Context, l *link, peer net.Addr, start time.Time, w *workers, report bool) error {
 	defer l.leave()
 	up, down, err := f.pipe(ctx, l.in, l.out, w)
-	if err != nil {
-		f.observer().TransferError(err)
-		f.logFailure(ctx, peer, stageTransfer, err, l.session, up, down, report)
+	how, ok := endOf(err)
+	if !ok && closedByPeer(l.via, err) {
+		how, ok = endReset, true
 	}
-	f.logEnd(ctx, peer, l.session, up, down, start, err)
+	if ok {
+		f.observer().Ended(how)
+		f.logEnd(ctx, peer, l.session, up, down, start, how, err)
+		return err
+	}
+	f.observer().TransferError(err)
+	f.logFailure(ctx, peer, stageTransfer, err, l.session, up, down, report)
+	f.logEnd(ctx, peer, l.session, up, down, start, "", err)
 	return err
 }
 
@@ -191,15 +207,16 @@ func (f *Forwarder) dialTarget(ctx context.Context, l *link, timeout time.Durati
 		// Multiplexed: a stream on a carrier that is already open.
 		l.out, l.session, err = f.carriers.open(dctx)
 		if err != nil {
-			f.observer().DialError(err)
 			l.abortIn()
 			return stageDial, err
+		}
+		if ps, ok := l.out.(*poolStream); ok {
+			l.via = ps.via
 		}
 		return "", nil
 	}
 	target, err := f.Dial(dctx, l.in)
 	if err != nil {
-		f.observer().DialError(err)
 		l.abortIn()
 		return stageDial, err
 	}
@@ -256,7 +273,11 @@ func (f *Forwarder) secure(ctx context.Context, c net.Conn, timeout time.Duratio
 		}
 		err = &cutError{cause: cause, err: err}
 	}
-	f.observer().Handshake(time.Since(start), err)
+	if !isShutdown(err) {
+		// A handshake cut by the shutdown is the connection's end (see
+		// failedBeforeTransfer), not a failed handshake.
+		f.observer().Handshake(time.Since(start), err)
+	}
 	return sc, session, carrier, err
 }
 
@@ -270,46 +291,56 @@ func closeSecured(c Conn, carrier Carrier) {
 	}
 }
 
-// failedBeforeTransfer logs a connection (or stream) that failed before
-// any byte was forwarded, naming a failure that the shutdown caused as
-// such, and returns the error it logged.
+// failedBeforeTransfer reports and logs a connection (or stream) that
+// ended before any byte was forwarded, and returns its error. One that
+// this process's shutdown cut is an end; any other is a failure of its
+// stage (the handshake's was reported with its duration, by secure).
 func (f *Forwarder) failedBeforeTransfer(ctx context.Context, peer net.Addr, stage string, err error, s *Session, start time.Time, report bool) error {
-	if ctx.Err() != nil {
-		err = errShutdownOf(err)
+	obs := f.observer()
+	if ctx.Err() != nil || isShutdown(err) {
+		if !isShutdown(err) {
+			err = errShutdownOf(err)
+		}
+		obs.Ended(endShutdown)
+		f.logEnd(ctx, peer, s, 0, 0, start, endShutdown, err)
+		return err
+	}
+	switch stage {
+	case stageDial:
+		obs.DialError(err)
+	case stageAdmission, stageAccept:
+		obs.AdmissionError(err)
 	}
 	f.logFailure(ctx, peer, stage, err, s, 0, 0, report)
-	f.logEnd(ctx, peer, s, 0, 0, start, err)
+	f.logEnd(ctx, peer, s, 0, 0, start, "", err)
 	return err
 }
 
 // logFailure writes a failed connection's one line, at the level its stage
 // and reason deserve (Debug when the caller reports the error itself).
-// Handshake failures are limited per source address, so a scan cannot
-// fill a disk; the line that follows a held-back run says how many lines
-// were suppressed.
+// Lines are limited per stage and source address (failureLines), so that
+// neither a scan nor a burst of failing connections can fill a disk; the
+// line that follows a held-back run says how many lines were suppressed.
+// The metrics count every failure.
 func (f *Forwarder) logFailure(ctx context.Context, peer net.Addr, stage string, err error, s *Session, up, down int64, report bool) {
 	reason := Reason(err)
 	level := slog.LevelDebug
-	// A handshake the admission table cut is routine under a flood:
-	// counted (its reason), but not a line above debug per connection.
-	if _, cut := errors.AsType[*cutError](err); report && !cut {
+	if report {
 		level = f.failureLevel(stage, reason)
 	}
 	log := f.log()
 	if !log.Enabled(ctx, level) {
 		return
 	}
-	attrs := make([]slog.Attr, 0, 10)
+	attrs := make([]slog.Attr, 0, 11)
 	attrs = append(attrs, slog.String("peer", addrString(peer)), slog.String("stage", stage),
 		slog.String("reason", reason), slog.Any("err", err))
-	if stage == stageHandshake {
-		ok, suppressed := f.handshakeLines().allow(lineSource(peer))
-		if !ok {
-			return
-		}
-		if suppressed > 0 {
-			attrs = append(attrs, slog.Int("suppressed", suppressed))
-		}
+	ok, suppressed := f.failureLines().allow(stage + " " + lineSource(peer))
+	if !ok {
+		return
+	}
+	if suppressed > 0 {
+		attrs = append(attrs, slog.Int("suppressed", suppressed))
 	}
 	attrs = s.appendAttrs(attrs)
 	if stage == stageTransfer {
@@ -318,32 +349,38 @@ func (f *Forwarder) logFailure(ctx context.Context, peer net.Addr, stage string,
 	log.LogAttrs(ctx, level, "connection failed", attrs...)
 }
 
-// logEnd writes the line for a connection that has ended: with AccessLog,
-// one Info record for each connection whose handshake succeeded, however
-// it ended; otherwise a Debug line for a clean end. A connection refused
-// in its handshake gets no record: its failure line (limited per source)
-// and the metrics account for it, and a scan cannot fill the access log.
-func (f *Forwarder) logEnd(ctx context.Context, peer net.Addr, s *Session, up, down int64, start time.Time, err error) {
+// logEnd writes the line of a connection that has ended: how it ended
+// (how is "" for a failure, which err then names). An end is a Debug
+// line; with AccessLog, every connection whose handshake succeeded gets
+// an Info record instead, however it ended (a failure's record comes
+// after its "connection failed" line). A connection refused in its
+// handshake gets no record: its failure line (limited per source) and the
+// metrics account for it, and a scan cannot fill the access log.
+func (f *Forwarder) logEnd(ctx context.Context, peer net.Addr, s *Session, up, down int64, start time.Time, how string, err error) {
 	level := slog.LevelDebug
 	switch {
 	case f.AccessLog && s != nil:
 		level = slog.LevelInfo
-	case err != nil:
+	case how == "":
 		return
 	}
 	log := f.log()
 	if !log.Enabled(ctx, level) {
 		return
 	}
-	reason := "ok"
-	if err != nil {
-		reason = Reason(err)
-	}
-	attrs := make([]slog.Attr, 0, 9)
+	attrs := make([]slog.Attr, 0, 11)
 	attrs = append(attrs, slog.String("peer", addrString(peer)))
 	attrs = s.appendAttrs(attrs)
 	attrs = append(attrs, slog.Int64("bytes_to_target", up), slog.Int64("bytes_from_target", down),
-		slog.Duration("duration", time.Since(start).Round(time.Millisecond)), slog.String("reason", reason))
+		slog.Duration("duration", time.Since(start).Round(time.Millisecond)))
+	if how == "" {
+		attrs = append(attrs, slog.String("end", "failed"), slog.String("reason", Reason(err)))
+	} else {
+		attrs = append(attrs, slog.String("end", how))
+		if err != nil {
+			attrs = append(attrs, slog.Any("err", err))
+		}
+	}
 	log.LogAttrs(ctx, level, "connection closed", attrs...)
 }
 
