@@ -39,9 +39,30 @@ type pipeFlags struct {
 	muxCarriers          int
 	muxStreams           int
 	muxWindow            int
-	// spiped's -F (accepted and ignored: spipe always runs in the
-	// foreground) and -D (refused with the fix named, in options).
-	foreground, daemonize bool
+	// spiped's -F, accepted and ignored: spipe always runs in the
+	// foreground.
+	foreground bool
+	// The flag set, for spiped's flags that spipe refuses (spipedOnly).
+	fs *pflag.FlagSet
+}
+
+// spipedOnly are spiped's flags (spiped(1)) that spipe has no use for:
+// each is accepted by the parser, hidden from the help, and refused with
+// one line naming the spipe way, so that a spiped command line moved over
+// gets an answer, not "unknown shorthand flag".
+var spipedOnly = []struct {
+	long, short string
+	arg         bool // takes a value, as spiped's does
+	fix         string
+}{
+	{"daemonize", "D", false, "-D: spipe does not daemonize; run it in the foreground under systemd (units in contrib/systemd) or another supervisor. " +
+		"It resolves the target at each connection, so it never waits for DNS at start"},
+	{"resolve-every", "r", true, "-r: spipe resolves the target again for every connection, so there is no interval to set; drop -r"},
+	{"no-resolve", "R", false, "-R: spipe resolves the target for every connection; to keep one address, give -t an IP address"},
+	{"user", "u", true, "-u: spipe does not change its user; start it as the user it should run as " +
+		"(User= or DynamicUser= in a systemd unit, as contrib/systemd's units do)"},
+	{"syslog", "", false, "--syslog: spipe logs to stderr, which journald collects under systemd; " +
+		"for another collector, --log-format json"},
 }
 
 func (p *pipeFlags) register(fs *pflag.FlagSet, mode service.Mode) {
@@ -84,9 +105,16 @@ func (p *pipeFlags) register(fs *pflag.FlagSet, mode service.Mode) {
 	fs.StringVar(&p.metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics (ADDR: host:port or systemd:NAME)")
 	fs.BoolVar(&p.accessLog, "access-log", false, "log one info line per finished connection: peer, key fingerprint, suite,\nforward secrecy, bytes each way, duration and how it ended")
 	fs.BoolVarP(&p.foreground, "foreground", "F", false, "accepted for spiped command lines: spipe always runs in the foreground")
-	fs.BoolVarP(&p.daemonize, "daemonize", "D", false, "refused: spipe does not daemonize to wait for DNS (run it under systemd)")
 	_ = fs.MarkHidden("foreground")
-	_ = fs.MarkHidden("daemonize")
+	for _, f := range spipedOnly {
+		if f.arg {
+			fs.StringP(f.long, f.short, "", "refused: spiped's; "+f.fix)
+		} else {
+			fs.BoolP(f.long, f.short, false, "refused: spiped's; "+f.fix)
+		}
+		_ = fs.MarkHidden(f.long)
+	}
+	p.fs = fs
 }
 
 // options parses the flags into service options and checks them with
@@ -115,8 +143,10 @@ func (p *pipeFlags) options(mode service.Mode) (service.Options, error) {
 		MuxStreams:            p.muxStreams,
 		MuxWindow:             p.muxWindow,
 	}
-	if p.daemonize {
-		return o, usagef("-D: spipe does not daemonize; run it in the foreground under systemd (units in contrib/systemd) or another supervisor. It resolves the target at each connection, so it never waits for DNS at start")
+	for _, f := range spipedOnly {
+		if p.fs != nil && p.fs.Changed(f.long) {
+			return o, usagef("%s", f.fix)
+		}
 	}
 	var err error
 	if p.source != "" {
