@@ -357,11 +357,8 @@ func (f *Forwarder) logFailure(ctx context.Context, peer net.Addr, stage string,
 // handshake gets no record: its failure line (limited per source) and the
 // metrics account for it, and a scan cannot fill the access log.
 func (f *Forwarder) logEnd(ctx context.Context, peer net.Addr, s *Session, up, down int64, start time.Time, how string, err error) {
-	level := slog.LevelDebug
-	switch {
-	case f.AccessLog && s != nil:
-		level = slog.LevelInfo
-	case how == "":
+	level := f.endLevel(s)
+	if how == "" && level == slog.LevelDebug {
 		return
 	}
 	log := f.log()
@@ -382,6 +379,15 @@ func (f *Forwarder) logEnd(ctx context.Context, peer net.Addr, s *Session, up, d
 		}
 	}
 	log.LogAttrs(ctx, level, "connection closed", attrs...)
+}
+
+// endLevel is the level of the line of a connection that ended: Info
+// for the access log's record, Debug otherwise.
+func (f *Forwarder) endLevel(s *Session) slog.Level {
+	if f.AccessLog && s != nil {
+		return slog.LevelInfo
+	}
+	return slog.LevelDebug
 }
 
 var noDeadline time.Time
