@@ -2,11 +2,13 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -204,6 +206,42 @@ func TestHandshakeLinesRateLimited(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return obs.count(obs.handshake, "version") == n }, 10*time.Second, 10*time.Millisecond)
 	assert.Equal(t, failureLineBurst, log.Count(`msg="connection failed"`, "stage=handshake"), log.String())
+}
+
+// TestTransferLinesRateLimited: transfer failures are limited per source
+// as handshake failures are (a burst of 20,000 failing connections once
+// wrote 12,261 lines), counted in full, and the line after a held-back
+// run says how many it held back.
+func TestTransferLinesRateLimited(t *testing.T) {
+	cfg := testConfig(t)
+	obs := newOutcomes()
+	var later atomic.Int64 // how far the limiter's clock is moved on
+	addr, log := spipeListen(t, echoServer(t), cfg, func(f *Forwarder) {
+		f.Observer = obs
+		f.failureLines().now = func() time.Time { return time.Now().Add(time.Duration(later.Load())) }
+	})
+	// Key holders that cut their stream without the protocol's end.
+	truncate := func() {
+		raw, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		sc := spipe.Client(raw, cfg)
+		require.NoError(t, sc.Handshake())
+		_, err = sc.Write([]byte("x"))
+		require.NoError(t, err)
+		_, err = io.ReadFull(sc, make([]byte, 1))
+		require.NoError(t, err)
+		raw.Close()
+	}
+	const n = 3 * failureLineBurst
+	for range n {
+		truncate()
+	}
+	require.True(t, settle(func() bool { return obs.snapshot()["transfer:truncated"] == n }), "%v", obs.snapshot())
+	assert.Equal(t, failureLineBurst, log.Count(`msg="connection failed"`, "stage=transfer"), log.String())
+
+	later.Store(int64(failureLineWindow)) // a new window: its first line counts the held-back ones
+	truncate()
+	log.Wait(t, fmt.Sprintf(`msg="connection failed" .*stage=transfer reason=truncated .*suppressed=%d`, n-failureLineBurst), nil)
 }
 
 func TestLineLimiter(t *testing.T) {
