@@ -10,7 +10,8 @@ pg_bin() {
 }
 
 # pg_as CMD...: runs CMD as the cluster's owner. PostgreSQL refuses to run
-# as root, so as root that is nobody; otherwise the caller.
+# as root, so as root that is nobody; otherwise the caller. (postgres
+# itself is started without it: see start_postgres.)
 pg_as() {
   if [ "$(id -u)" = 0 ]; then
     setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"
@@ -47,7 +48,14 @@ ssl_key_file = '$dir/server.key'
 max_connections = 200
 fsync = off
 CONF
-  pg_as "$bin/postgres" -D "$dir/data" >"$dir/postgres.log" 2>&1 &
+  # Started as a command, not through the pg_as function: $! is then the
+  # postmaster itself (setpriv execs it), which the caller's kill stops,
+  # not a subshell that would leave it running.
+  if [ "$(id -u)" = 0 ]; then
+    setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$bin/postgres" -D "$dir/data" >"$dir/postgres.log" 2>&1 &
+  else
+    "$bin/postgres" -D "$dir/data" >"$dir/postgres.log" 2>&1 &
+  fi
   pg_pid=$!
   local i
   for i in $(seq 1 100); do
