@@ -129,7 +129,13 @@ func (f *Forwarder) transfer(ctx context.Context, l *link, peer net.Addr, start 
 	defer l.leave()
 	up, down, err := f.pipe(ctx, l.in, l.out, w)
 	how, ok := endOf(err)
-	if !ok && closedByPeer(l.via, err) {
+	switch {
+	case ok:
+	case ctx.Err() != nil:
+		// Cut by the end of the shutdown's grace period, in whatever form
+		// the cut reached it first (a stream may meet its carrier's close).
+		how, ok = endShutdown, true
+	case closedByPeer(l.via, err):
 		how, ok = endReset, true
 	}
 	if ok {
