@@ -101,6 +101,24 @@ func dialSpipe(t *testing.T, addr string, cfg *spipe.Config, msg string) error {
 	return err
 }
 
+// keyHolderEcho connects to addr as a spipe client with cfg and echoes
+// msg through the connection, then returns the socket under it, for the
+// test to end it as it studies: with a reset, or a close without the
+// protocol's end (all was read, so a close sends a FIN, not a reset).
+func keyHolderEcho(t *testing.T, addr string, cfg *spipe.Config, msg string) *net.TCPConn {
+	t.Helper()
+	raw, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { raw.Close() })
+	sc := spipe.Client(raw, cfg)
+	require.NoError(t, sc.Handshake())
+	_, err = sc.Write([]byte(msg))
+	require.NoError(t, err)
+	_, err = io.ReadFull(sc, make([]byte, len(msg)))
+	require.NoError(t, err)
+	return raw.(*net.TCPConn)
+}
+
 // TestFailureLevels: what an operator should look at is a warning; the
 // closes a busy listener sees all day are not.
 func TestFailureLevels(t *testing.T) {
@@ -121,28 +139,14 @@ func TestFailureLevels(t *testing.T) {
 
 	// A client that proved the key, then aborted mid-stream: its reset is
 	// how it ended, not a failure.
-	raw, err := net.Dial("tcp", addr)
-	require.NoError(t, err)
-	sc := spipe.Client(raw, cfg)
-	require.NoError(t, sc.Handshake())
-	_, err = sc.Write([]byte("partial"))
-	require.NoError(t, err)
-	time.Sleep(50 * time.Millisecond)
-	raw.(*net.TCPConn).SetLinger(0)
+	raw := keyHolderEcho(t, addr, cfg, "partial")
+	raw.SetLinger(0)
 	raw.Close()
 	log.Wait(t, `level=DEBUG msg="connection closed" peer=\S+ key=fp\w{4} suite=chacha20-poly1305 pfs=false bytes_to_target=7 bytes_from_target=\d+ duration=\S+ end=reset err=.*`, nil)
 
 	// A client that proved the key, then went away without the
 	// protocol's end: the stream may have been cut.
-	raw, err = net.Dial("tcp", addr)
-	require.NoError(t, err)
-	sc = spipe.Client(raw, cfg)
-	require.NoError(t, sc.Handshake())
-	_, err = sc.Write([]byte("partial"))
-	require.NoError(t, err)
-	_, err = io.ReadFull(sc, make([]byte, 7)) // read it all: a close with unread data is a reset
-	require.NoError(t, err)
-	raw.Close()
+	keyHolderEcho(t, addr, cfg, "partial").Close()
 	log.Wait(t, `level=INFO msg="connection failed" peer=\S+ stage=transfer reason=truncated err=.* key=fp\w{4} suite=chacha20-poly1305 pfs=false`, nil)
 
 	// A target that refuses: the operator must look.
@@ -221,17 +225,7 @@ func TestTransferLinesRateLimited(t *testing.T) {
 		f.failureLines().now = func() time.Time { return time.Now().Add(time.Duration(later.Load())) }
 	})
 	// Key holders that cut their stream without the protocol's end.
-	truncate := func() {
-		raw, err := net.Dial("tcp", addr)
-		require.NoError(t, err)
-		sc := spipe.Client(raw, cfg)
-		require.NoError(t, sc.Handshake())
-		_, err = sc.Write([]byte("x"))
-		require.NoError(t, err)
-		_, err = io.ReadFull(sc, make([]byte, 1))
-		require.NoError(t, err)
-		raw.Close()
-	}
+	truncate := func() { keyHolderEcho(t, addr, cfg, "x").Close() }
 	const n = 3 * failureLineBurst
 	for range n {
 		truncate()

@@ -219,18 +219,17 @@ func (m *Metrics) Ended(how string) { m.ends.WithLabelValues(how).Inc() }
 
 // CarrierFailed counts a carrier that ended in an error (a frame the
 // protocol rejected is a frame error too).
-func (m *Metrics) CarrierFailed(err error) {
-	reason := m.classify(err)
-	m.carrierFailures.WithLabelValues(reason).Inc()
-	if m.isFrameError(err) {
-		m.frameErrors.WithLabelValues(reason).Inc()
-	}
-}
+func (m *Metrics) CarrierFailed(err error) { m.failedAfterHandshake(m.carrierFailures, err) }
 
-// TransferError counts a connection that failed after its handshake.
-func (m *Metrics) TransferError(err error) {
+// TransferError counts a connection that failed after its handshake (a
+// frame the protocol rejected is a frame error too).
+func (m *Metrics) TransferError(err error) { m.failedAfterHandshake(m.transferFailures, err) }
+
+// failedAfterHandshake counts err in vec by its reason, and in the frame
+// errors if the protocol rejected a frame.
+func (m *Metrics) failedAfterHandshake(vec *prometheus.CounterVec, err error) {
 	reason := m.classify(err)
-	m.transferFailures.WithLabelValues(reason).Inc()
+	vec.WithLabelValues(reason).Inc()
 	if m.isFrameError(err) {
 		m.frameErrors.WithLabelValues(reason).Inc()
 	}

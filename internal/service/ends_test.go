@@ -117,6 +117,13 @@ func endless(c net.Conn) {
 	}
 }
 
+// answerEndlessly reads a 3-byte request, then answers it without end.
+func answerEndlessly(c net.Conn) {
+	if _, err := io.ReadFull(c, make([]byte, 3)); err == nil {
+		endless(c)
+	}
+}
+
 // sslRequest is PostgreSQL's SSLRequest message: length 8, code 80877103.
 var sslRequest = []byte{0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f}
 
@@ -145,12 +152,8 @@ func TestSidesLeavingAreEnds(t *testing.T) {
 			how: "closed",
 		},
 		{
-			name: "client resets while the answer comes",
-			target: func(c net.Conn) {
-				if _, err := io.ReadFull(c, make([]byte, 3)); err == nil {
-					endless(c)
-				}
-			},
+			name:   "client resets while the answer comes",
+			target: answerEndlessly,
 			client: func(c *net.TCPConn) {
 				c.Write([]byte("req"))
 				io.ReadFull(c, make([]byte, 1))
@@ -159,12 +162,8 @@ func TestSidesLeavingAreEnds(t *testing.T) {
 			how: "reset",
 		},
 		{
-			name: "client closes after its request",
-			target: func(c net.Conn) {
-				if _, err := io.ReadFull(c, make([]byte, 3)); err == nil {
-					endless(c)
-				}
-			},
+			name:   "client closes after its request",
+			target: answerEndlessly,
 			client: func(c *net.TCPConn) { c.Write([]byte("req")) },
 			how:    "reset",
 		},
