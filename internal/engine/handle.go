@@ -24,9 +24,10 @@ const (
 // Handle forwards one accepted connection and returns once both of its
 // sides are closed and its goroutines are gone. When ctx is done the
 // connection is closed wherever it is (handshake, dial or transfer). The
-// error is why the connection failed, nil if it ended cleanly; Handle
-// logs it only at debug level, because its caller (a stdio connection,
-// which is the whole of its process's work) reports it. A connection that
+// error is nil if both directions ended in order; otherwise it says how
+// the connection ended (a side reset it: an end, counted as one) or why
+// it failed. Handle logs it only at debug level, because its caller (a
+// stdio connection, which is the whole of its process's work) reports it. A connection that
 // fails before its transfer began is left open for the same reason: the
 // caller reports the failure, then closes it, so that a peer that goes
 // away as soon as the stream closes (ssh, whose ProxyCommand this is)
@@ -99,7 +100,7 @@ func (f *Forwarder) forward(ctx, soft context.Context, raw net.Conn, g *gate, t 
 		if g != nil {
 			if !g.enterCarrier() {
 				l.carrier.Close()
-				err := fmt.Errorf("%w: %d open (--max-pending)", errCarrierLimit, g.maxWaiting)
+				err := fmt.Errorf("%w (%d, --max-pending)", errCarrierLimit, g.maxWaiting)
 				obs.AdmissionError(err)
 				f.logFailure(ctx, peer, stageAdmission, err, l.session, 0, 0, report)
 				return err
