@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -370,4 +371,43 @@ func TestOutcomesAddUp(t *testing.T) {
 		counted += v
 	}
 	assert.Equal(t, pipetest.Metric(pipetest.Scrape(t, listen.MetricsAddr()), `spipe_connections_total{mode="listen"}`), counted)
+}
+
+// TestWaitForAPlaceIsBounded: a connection, or a stream of a carrier,
+// that finds the listener's --max-conns places taken waits for one at most
+// --max-conns-wait, then is reset (the client sees a reset, not a hang),
+// logged and counted under reason="limit"; the connection holding the
+// place goes on.
+func TestWaitForAPlaceIsBounded(t *testing.T) {
+	for _, muxed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("mux=%v", muxed), func(t *testing.T) {
+			key := pipetest.KeyFile(t)
+			tg := pipetest.EchoTarget(t)
+			listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", tg.Addr, key, func(o *service.Options) {
+				pipetest.WithMetrics(o)
+				o.MaxConns = 1
+				o.MaxConnsWait = 300 * time.Millisecond
+			})
+			var connect *pipetest.Service
+			if muxed {
+				connect = pipetest.MuxConnect(t, listen.Addr, key, nil)
+			} else {
+				connect = pipetest.Start(t, service.Connect, "127.0.0.1:0", listen.Addr, key, nil)
+			}
+			holder := pipetest.Dial(t, connect.Addr)
+			pipetest.EchoOnce(t, holder, "holds the place")
+
+			c := pipetest.Dial(t, connect.Addr)
+			_, err := c.Write([]byte("waits"))
+			require.NoError(t, err)
+			require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))
+			_, err = io.ReadAll(c)
+			assert.ErrorIs(t, err, syscall.ECONNRESET, "the waiting client was not reset")
+			listen.Log.Wait(t, `level=WARN msg="connection failed" peer=\S+ stage=admission reason=limit err="no connection place free in time: all 1 taken for 300ms`, nil)
+			_, failures := waitOutcomes(t, listen, 1)
+			assert.Equal(t, map[string]float64{"admission:limit": 1}, failures)
+			assert.Equal(t, 0.0, listen.Metric(t, `spipe_connections_waiting{mode="listen"}`))
+			pipetest.EchoOnce(t, holder, "still holds it")
+		})
+	}
 }
