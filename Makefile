@@ -29,8 +29,13 @@ test-tools:
 	@bash scripts/need.sh $(TEST_TOOLS)
 
 # The real programs make e2e drives: sshd (openssh-server), ssh, curl;
-# python3 serves HTTP; haproxy balances two listeners.
-E2E_TOOLS := sshd:openssh-server ssh:openssh-client curl:curl python3:python3 haproxy:haproxy
+# python3 serves HTTP; a PostgreSQL cluster (initdb, postgres and pgbench
+# from postgresql; the server's programs are off PATH, need.sh looks in
+# /usr/lib/postgresql/*/bin) with a certificate from openssl; redis-server
+# and redis-benchmark (redis-tools); haproxy balances two listeners.
+E2E_TOOLS := sshd:openssh-server ssh:openssh-client curl:curl python3:python3 \
+	initdb:postgresql postgres:postgresql openssl:openssl \
+	redis-server:redis-server redis-benchmark:redis-tools haproxy:haproxy
 .PHONY: e2e-tools
 e2e-tools:
 	@bash scripts/need.sh $(E2E_TOOLS)

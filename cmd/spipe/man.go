@@ -64,13 +64,14 @@ const spipeSections = `.SH EXIT STATUS
 Success; for listen and connect -s, a shutdown on SIGINT or SIGTERM.
 .TP
 .B 1
-A failure at run time: a key file missing, unreadable or too short, an
+A failure at run time: a key file missing, unreadable or empty, an
 address in use, a PID file held by another instance, or a connect over
 standard input and output (no -s) whose connection failed.
 .TP
 .B 2
 A command line that makes no sense: an unknown flag or command, a missing
-or malformed value, contradictory flags.
+or malformed value, contradictory flags; or one of spiped's flags that
+spipe has no use for (-D, -r, -R, -u, --syslog), with the spipe way named.
 .SH SIGNALS
 .TP
 .B SIGINT, SIGTERM
@@ -85,9 +86,11 @@ it to its ProxyCommand as it exits).
 .SH FILES
 .TP
 .I key files (-k)
-Any file of at least 32 bytes; spipe keygen writes 32 random bytes as 64 hex
-digits and a newline, mode 0600. They must not be readable by others (spipe
-warns once per file).
+Any file that is not empty, as with spiped; spipe keygen writes 32 random
+bytes as 64 hex digits and a newline, mode 0600. A file that does not look
+like that (shorter than 32 bytes, a passphrase) loads with a warning: it is
+a weak key. They must not be readable by others (spipe warns once per
+file).
 .TP
 .I PID file (--pidfile)
 Holds the process ID and a lock while spipe runs; removed on exit.

@@ -58,7 +58,7 @@ func (f *Forwarder) serveCarrier(ctx, soft context.Context, c Carrier, s *Sessio
 				closeIfIdle()
 				active.Done()
 			}()
-			f.forwardStream(ctx, conn, stream, peer, g, w)
+			f.forwardStream(ctx, conn, c, stream, peer, g, w)
 		}
 		w.run(run)
 	}
@@ -69,23 +69,23 @@ func (f *Forwarder) serveCarrier(ctx, soft context.Context, c Carrier, s *Sessio
 	attrs = s.appendAttrs(attrs)
 	attrs = append(attrs, slog.Int64("streams", streams), slog.Duration("duration", time.Since(start).Round(time.Millisecond)))
 	if err != nil {
-		obs.TransferError(err)
+		obs.CarrierFailed(err)
 		reason := Reason(err)
-		level, msg = f.failureLevel(stageTransfer, reason), "carrier failed"
+		level, msg = f.failureLevel(stageCarrier, reason), "carrier failed"
 		attrs = append(attrs, slog.String("reason", reason), slog.Any("err", err))
 	}
 	f.log().LogAttrs(ctx, level, msg, attrs...)
 	return err
 }
 
-// forwardStream forwards one stream of a carrier as a connection: it is
+// forwardStream forwards one stream of carrier as a connection: it is
 // counted, admitted, dialled, copied and logged the same way.
-func (f *Forwarder) forwardStream(ctx context.Context, c Conn, s *Session, peer net.Addr, g *gate, w *workers) {
+func (f *Forwarder) forwardStream(ctx context.Context, c Conn, carrier Carrier, s *Session, peer net.Addr, g *gate, w *workers) {
 	obs := f.observer()
 	obs.ConnOpened()
 	defer obs.ConnClosed()
 	start := time.Now()
-	l := link{in: c, session: s}
+	l := link{in: c, session: s, via: carrier}
 	stage, err := f.admitAndDial(ctx, &l, g)
 	if err != nil {
 		_ = f.failedBeforeTransfer(ctx, peer, stage, err, s, start, true)

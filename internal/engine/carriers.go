@@ -150,7 +150,9 @@ func (p *carrierPool) connect() (Carrier, *Session, error) {
 	defer cancel()
 	raw, err := f.Dial(dctx, nil)
 	if err != nil {
-		f.observer().DialError(err)
+		if !isShutdown(err) {
+			f.observer().DialError(err)
+		}
 		return nil, nil, fmt.Errorf("%w: %w", errDial, err)
 	}
 	stop := context.AfterFunc(p.ctx, func() { raw.Close() })
@@ -215,8 +217,8 @@ func (p *carrierPool) serve(i int, c Carrier, s *Session) time.Duration {
 	attrs = append(attrs, slog.Duration("duration", time.Since(start).Round(time.Millisecond)))
 	switch {
 	case err != nil:
-		obs.TransferError(err)
-		p.logAt(slog.LevelWarn, "carrier lost; its streams were reset, opening another",
+		obs.CarrierFailed(err)
+		p.logAt(f.failureLevel(stageCarrier, Reason(err)), "carrier lost; its streams were reset, opening another",
 			append(attrs, slog.String("reason", Reason(err)), slog.Any("err", err))...)
 	case p.ctx.Err() == nil:
 		p.logAt(slog.LevelInfo, "carrier closed by the listener; opening another", attrs...)
@@ -306,7 +308,7 @@ func (p *carrierPool) open(ctx context.Context) (Conn, *Session, error) {
 		sc, err := best.c.Open(ctx)
 		if err == nil {
 			if c, ok := sc.(Conn); ok {
-				return &poolStream{Conn: c, release: func() { p.release(best) }}, best.session, nil
+				return &poolStream{Conn: c, via: best.c, release: func() { p.release(best) }}, best.session, nil
 			}
 			sc.Close()
 			err = fmt.Errorf("%T cannot half-close", sc)
@@ -359,6 +361,7 @@ func (e *noCarrierError) Unwrap() []error {
 // back.
 type poolStream struct {
 	Conn
+	via     Carrier // the carrier it rides
 	release func()
 	once    sync.Once
 }

@@ -210,7 +210,7 @@ func TestProxyHeaderLinesRateLimited(t *testing.T) {
 	cfg := testConfig(t)
 	obs := newFailures()
 	addr, _, log := behindBalancer(t, cfg, func(f *Forwarder) { f.Observer = obs })
-	const n = 3 * handshakeLineBurst
+	const n = 3 * failureLineBurst
 	for range n {
 		c, err := net.Dial("tcp", addr)
 		require.NoError(t, err)
@@ -219,7 +219,7 @@ func TestProxyHeaderLinesRateLimited(t *testing.T) {
 		c.Close()
 	}
 	require.Eventually(t, func() bool { return obs.count(obs.handshake, "proxy_header") == n }, 10*time.Second, 10*time.Millisecond)
-	assert.Equal(t, handshakeLineBurst, log.Count("reason=proxy_header"), log.String())
+	assert.Equal(t, failureLineBurst, log.Count("reason=proxy_header"), log.String())
 }
 
 // TestProxyHeaderOnlyFromTrustedAddresses: from an address outside

@@ -27,7 +27,7 @@ func newKeyText() ([]byte, *spipe.Key) {
 	clear(raw[:])
 	k, err := spipe.NewKey(text)
 	if err != nil {
-		panic("keyring: a generated key is too short: " + err.Error())
+		panic("keyring: a generated key does not load: " + err.Error())
 	}
 	return text, k
 }

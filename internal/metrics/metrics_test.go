@@ -38,8 +38,11 @@ func newTest() *Metrics {
 		Reasons: Reasons{
 			Handshake: []string{"auth", "timeout"},
 			Dial:      []string{"refused"},
-			Transfer:  []string{"tampered", "reset"},
+			Admission: []string{"limit"},
+			Transfer:  []string{"tampered", "idle"},
 			Frame:     []string{"tampered"},
+			Carrier:   []string{"mux_protocol"},
+			Ends:      []string{"closed", "reset"},
 		},
 		Build: map[string]string{"version": "v1.2.3", "revision": "abc"},
 	})
@@ -54,8 +57,13 @@ func TestFailureSeriesStartAtZero(t *testing.T) {
 		`spipe_handshake_failures_total{mode="listen",reason="timeout"}`,
 		`spipe_dial_failures_total{mode="listen",reason="refused"}`,
 		`spipe_transfer_failures_total{mode="listen",reason="tampered"}`,
-		`spipe_transfer_failures_total{mode="listen",reason="reset"}`,
+		`spipe_transfer_failures_total{mode="listen",reason="idle"}`,
 		`spipe_frame_errors_total{mode="listen",reason="tampered"}`,
+		`spipe_admission_failures_total{mode="listen",reason="limit"}`,
+		`spipe_carrier_failures_total{mode="listen",reason="mux_protocol"}`,
+		`spipe_connection_ends_total{how="closed",mode="listen"}`,
+		`spipe_connection_ends_total{how="reset",mode="listen"}`,
+		`spipe_connections_waiting{mode="listen"}`,
 		`spipe_key_reloads_total{mode="listen",result="success"}`,
 		`spipe_key_reloads_total{mode="listen",result="failure"}`,
 	} {
@@ -129,6 +137,30 @@ func TestTransferErrorsAndFrameErrors(t *testing.T) {
 	assertSeries(t, body, `spipe_frame_errors_total{mode="listen",reason="tampered"}`, "2")
 	// Only errors the protocol raised about frames count as frame errors.
 	assert.NotContains(t, body, `spipe_frame_errors_total{mode="listen",reason="refused"}`)
+}
+
+// TestEndsApartFromFailures: an end is counted by how, in its own
+// series, and touches no failure series; waiting connections are a gauge;
+// a limit and a carrier failure have series of their own (a carrier's
+// rejected frame is a frame error too).
+func TestEndsApartFromFailures(t *testing.T) {
+	m := newTest()
+	m.Ended("reset")
+	m.Ended("reset")
+	m.Ended("closed")
+	m.Waiting(1)
+	m.Waiting(1)
+	m.Waiting(-1)
+	m.AdmissionError(errRefused)
+	m.CarrierFailed(errTampered)
+	body := gather(t, m)
+	assertSeries(t, body, `spipe_connection_ends_total{how="reset",mode="listen"}`, "2")
+	assertSeries(t, body, `spipe_connection_ends_total{how="closed",mode="listen"}`, "1")
+	assertSeries(t, body, `spipe_connections_waiting{mode="listen"}`, "1")
+	assertSeries(t, body, `spipe_admission_failures_total{mode="listen",reason="refused"}`, "1")
+	assertSeries(t, body, `spipe_carrier_failures_total{mode="listen",reason="tampered"}`, "1")
+	assertSeries(t, body, `spipe_transfer_failures_total{mode="listen",reason="tampered"}`, "0")
+	assertSeries(t, body, `spipe_frame_errors_total{mode="listen",reason="tampered"}`, "1")
 }
 
 // assertSeries checks that the scrape has the series with the value.

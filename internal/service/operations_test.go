@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/spipe-dev/spipe/internal/buildinfo"
 	"github.com/spipe-dev/spipe/internal/service"
+	"github.com/spipe-dev/spipe/internal/testutil"
 	"github.com/spipe-dev/spipe/internal/testutil/pipetest"
 	"github.com/spipe-dev/spipe/pkg/spipe"
 )
@@ -157,6 +159,39 @@ func TestMetricsFromStartUp(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return listen.Metric(t, `spipe_dial_failures_total{mode="listen",reason="refused"}`) == 1
 	}, 10*time.Second, 20*time.Millisecond)
+}
+
+// TestREADMESeriesExported: every series and label the README's table of
+// ends and failures names is on the metrics page from start-up, at zero,
+// and every end and failure series on it is in the table (the engine's
+// test checks the table's reasons and levels).
+func TestREADMESeriesExported(t *testing.T) {
+	key := pipetest.KeyFile(t)
+	for _, mode := range []service.Mode{service.Listen, service.Connect} {
+		s := pipetest.Start(t, mode, "127.0.0.1:0", pipetest.FreeAddr(t), key, pipetest.WithMetrics)
+		exported := map[string]bool{}
+		for line := range strings.SplitSeq(pipetest.Scrape(t, s.MetricsAddr()), "\n") {
+			name, labels, ok := strings.Cut(line, "{")
+			if ok && (name == "spipe_connection_ends_total" || strings.HasSuffix(name, "_failures_total") || name == "spipe_frame_errors_total") {
+				assert.True(t, strings.HasSuffix(labels, "} 0"), "not zero at start-up: %s", line)
+				label := regexp.MustCompile(`(?:how|reason)="([^"]*)"`).FindStringSubmatch(labels)
+				require.NotNil(t, label, line)
+				exported[name+" "+label[1]] = true
+			}
+		}
+		listed := map[string]bool{}
+		for _, row := range testutil.MarkdownTable(t, "../../README.md", "TestREADMEReasonTable") {
+			for series := range strings.SplitSeq(row[0], ", ") {
+				listed[series+" "+row[1]] = true
+			}
+		}
+		for k := range listed {
+			assert.True(t, exported[k], "%v: the README lists %q, the metrics have no such series", mode, k)
+		}
+		for k := range exported {
+			assert.True(t, listed[k], "%v: the metrics export %q, the README does not list it", mode, k)
+		}
+	}
 }
 
 // TestRefusedClientListsCauses: a connect whose handshake the server ends

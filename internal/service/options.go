@@ -61,7 +61,10 @@ type Options struct {
 	RequireForwardSecrecy bool
 	PadTo                 int
 
-	MaxConns         int // 0: no limit (spiped's -n 0)
+	MaxConns int // 0: no limit (spiped's -n 0)
+	// MaxConnsWait is how long a connection (or stream) may wait for one
+	// of the MaxConns places before it is reset; 0: it is reset at once.
+	MaxConnsWait     time.Duration
 	MaxPending       int // 0: the engine's default
 	HandshakeTimeout time.Duration
 	IdleTimeout      time.Duration
@@ -133,6 +136,9 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxConns < 0 {
 		return fmt.Errorf("--max-conns %d: want 0 (no limit) or more", o.MaxConns)
+	}
+	if o.MaxConnsWait < 0 {
+		return fmt.Errorf("--max-conns-wait %v: must not be negative (0: no wait)", o.MaxConnsWait)
 	}
 	if o.MaxPending < 0 {
 		return fmt.Errorf("--max-pending %d: must not be negative", o.MaxPending)

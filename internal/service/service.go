@@ -196,15 +196,22 @@ func (s *Service) forwarder() *engine.Forwarder {
 		NoKeepAlive: s.opts.NoKeepAlive,
 		ProxyHeader: s.opts.ProxyProtocol,
 	}
+	// The engine's convention: its zero means its default, a negative
+	// value none (no limit, no wait).
 	maxConns := s.opts.MaxConns
 	if maxConns == 0 {
-		maxConns = -1 // no limit: the engine's convention (its zero means its default)
+		maxConns = -1
+	}
+	maxConnsWait := s.opts.MaxConnsWait
+	if maxConnsWait == 0 {
+		maxConnsWait = -1
 	}
 	f := &engine.Forwarder{
 		Dial:                td.Dial,
 		HandshakeTimeout:    s.opts.HandshakeTimeout,
 		IdleTimeout:         s.opts.IdleTimeout,
 		MaxConns:            maxConns,
+		MaxConnsWait:        maxConnsWait,
 		MaxPending:          s.opts.MaxPending,
 		MaxPendingPerSource: s.opts.MaxPendingPerSource,
 		ShutdownTimeout:     s.opts.ShutdownTimeout,
