@@ -41,12 +41,12 @@ func putNonce(nonce *[aead.NonceSizeX]byte, index uint64, final bool) {
 }
 
 // seal seals the n plaintext bytes at buf[ptOff:] in place; the sealed
-// chunk is buf[:n+TagSize].
-func (c *chunkCipher) seal(buf []byte, n int, index uint64, final bool) {
-	var nonce [aead.NonceSizeX]byte
-	putNonce(&nonce, index, final)
+// chunk is buf[:n+TagSize]. nonce is scratch space: a nonce on the stack
+// would escape through the cipher.AEAD interface, an allocation per chunk.
+func (c *chunkCipher) seal(buf []byte, n int, index uint64, final bool, nonce *[aead.NonceSizeX]byte) {
+	putNonce(nonce, index, final)
 	if c.box != nil {
-		c.box.Seal(buf[:0], &nonce, buf[TagSize:TagSize+n])
+		c.box.Seal(buf[:0], nonce, buf[TagSize:TagSize+n])
 		return
 	}
 	c.aead.Seal(buf[:0], nonce[:c.aead.NonceSize()], buf[:n], nil)
@@ -54,19 +54,18 @@ func (c *chunkCipher) seal(buf []byte, n int, index uint64, final bool) {
 
 // open authenticates the sealed chunk buf[:n] (n >= TagSize) and, only if
 // it is authentic, decrypts it in place to buf[ptOff:ptOff+n-TagSize].
-func (c *chunkCipher) open(buf []byte, n int, index uint64, final bool) error {
-	return c.openTo(buf[c.ptOff:c.ptOff], buf[:n], index, final)
+func (c *chunkCipher) open(buf []byte, n int, index uint64, final bool, nonce *[aead.NonceSizeX]byte) error {
+	return c.openTo(buf[c.ptOff:c.ptOff], buf[:n], index, final, nonce)
 }
 
 // openTo opens sealed into dst's capacity (dst is empty; its capacity
 // must hold the plaintext): in place when dst starts at sealed's
 // plaintext offset, or elsewhere without overlap.
-func (c *chunkCipher) openTo(dst, sealed []byte, index uint64, final bool) error {
-	var nonce [aead.NonceSizeX]byte
-	putNonce(&nonce, index, final)
+func (c *chunkCipher) openTo(dst, sealed []byte, index uint64, final bool, nonce *[aead.NonceSizeX]byte) error {
+	putNonce(nonce, index, final)
 	var err error
 	if c.box != nil {
-		_, err = c.box.Open(dst, &nonce, sealed)
+		_, err = c.box.Open(dst, nonce, sealed)
 	} else {
 		_, err = c.aead.Open(dst, nonce[:c.aead.NonceSize()], sealed, nil)
 	}

@@ -4,6 +4,8 @@ import (
 	"crypto/hmac"
 	"fmt"
 	"io"
+
+	"github.com/spipe-dev/spipe/pkg/aead"
 )
 
 // openHeader reads and checks a file's header from its first HeaderSize
@@ -53,7 +55,7 @@ type opener struct {
 }
 
 func (o opener) process(j *job) {
-	if err := o.open(j.buf, j.n, j.index, j.final); err != nil {
+	if err := o.open(j.buf, j.n, j.index, j.final, &j.nonce); err != nil {
 		j.err = &ChunkError{Index: j.index, Offset: chunkOffset(j.index, o.chunkSize), Err: err}
 	}
 }
@@ -63,19 +65,21 @@ func (o opener) process(j *job) {
 // cut after a chunk (a non-final chunk where the file ends) and appended
 // data (a final chunk with more after it) from damage; that costs a second
 // open only on failure.
-func (o opener) open(buf []byte, n int, index uint64, final bool) error {
+func (o opener) open(buf []byte, n int, index uint64, final bool, nonce *[aead.NonceSizeX]byte) error {
 	switch {
 	case n < TagSize:
 		return fmt.Errorf("%w: %d bytes, too few to hold a chunk's tag", ErrTruncated, n)
 	case n == TagSize && index > 0:
-		return fmt.Errorf("%w: an empty chunk after chunk 0, which no writer makes", ErrTampered)
+		// Only an empty file's one chunk is empty: this is a file cut
+		// inside its final chunk (or a writer breaking the format).
+		return fmt.Errorf("%w: a final chunk of %d bytes, which only an empty file's chunk 0 may be", ErrTruncated, n)
 	case n > o.chunkSize+TagSize:
 		panic("sealed: chunk larger than the chunk size")
 	}
-	if o.c.open(buf, n, index, final) == nil {
+	if o.c.open(buf, n, index, final, nonce) == nil {
 		return nil
 	}
-	if o.c.open(buf, n, index, !final) == nil {
+	if o.c.open(buf, n, index, !final, nonce) == nil {
 		if final {
 			return fmt.Errorf("%w: the file ends after this chunk, which is not the final one", ErrTruncated)
 		}

@@ -3,6 +3,8 @@ package sealed
 import (
 	"runtime"
 	"sync"
+
+	"github.com/spipe-dev/spipe/pkg/aead"
 )
 
 // job is one chunk on its way through a pipeline: its buffer (a whole
@@ -15,6 +17,7 @@ type job struct {
 	final bool
 	err   error         // set by process, or before submit for a failure known without one
 	done  chan struct{} // one token once processed (buffered, reused)
+	nonce [aead.NonceSizeX]byte
 }
 
 // pipeline seals or opens chunks on up to `workers` goroutines and hands

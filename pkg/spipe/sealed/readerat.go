@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/spipe-dev/spipe/pkg/aead"
 )
 
 // ReaderAt opens any range of a spipe file held by an io.ReaderAt (an
@@ -35,6 +37,7 @@ type ReaderAt struct {
 type chunkBuf struct {
 	buf   []byte
 	index int64 // -1: none
+	nonce [aead.NonceSizeX]byte
 }
 
 // NewReaderAt checks the header of the file of `size` bytes that src
@@ -157,7 +160,7 @@ func (r *ReaderAt) load(cb *chunkBuf, index int64) error {
 	if err != nil {
 		return err
 	}
-	if err := r.open.open(cb.buf, n, uint64(index), index == r.chunks-1); err != nil {
+	if err := r.open.open(cb.buf, n, uint64(index), index == r.chunks-1, &cb.nonce); err != nil {
 		return &ChunkError{Index: uint64(index), Offset: chunkOffset(uint64(index), r.header.ChunkSize), Err: err}
 	}
 	cb.index = index
@@ -170,10 +173,10 @@ func (r *ReaderAt) loadTo(cb *chunkBuf, index int64, dst []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := r.open.c.openTo(dst, cb.buf[:n], uint64(index), index == r.chunks-1); err != nil {
+	if err := r.open.c.openTo(dst, cb.buf[:n], uint64(index), index == r.chunks-1, &cb.nonce); err != nil {
 		// Opened again in place for the diagnosis the error carries.
 		return &ChunkError{Index: uint64(index), Offset: chunkOffset(uint64(index), r.header.ChunkSize),
-			Err: r.open.open(cb.buf, n, uint64(index), index == r.chunks-1)}
+			Err: r.open.open(cb.buf, n, uint64(index), index == r.chunks-1, &cb.nonce)}
 	}
 	return nil
 }
@@ -191,7 +194,7 @@ func (r *ReaderAt) diagnose(size, chunks, last int64) error {
 		prev := chunks - 2
 		at := chunkOffset(uint64(prev), r.header.ChunkSize)
 		if _, err := r.src.ReadAt(cb.buf[:full], at); err == nil &&
-			r.open.c.open(cb.buf, int(full), uint64(prev), true) == nil {
+			r.open.c.open(cb.buf, int(full), uint64(prev), true, &cb.nonce) == nil {
 			return &ChunkError{Index: uint64(prev), Offset: at,
 				Err: fmt.Errorf("%w: %d bytes follow the final chunk", ErrTrailingData, size-at-full)}
 		}
@@ -207,5 +210,5 @@ func (r *ReaderAt) diagnose(size, chunks, last int64) error {
 	if _, err := r.src.ReadAt(cb.buf[:n], at); err != nil {
 		return &ChunkError{Index: uint64(chunks - 1), Offset: at, Err: err}
 	}
-	return &ChunkError{Index: uint64(chunks - 1), Offset: at, Err: r.open.open(cb.buf, n, uint64(chunks-1), true)}
+	return &ChunkError{Index: uint64(chunks - 1), Offset: at, Err: r.open.open(cb.buf, n, uint64(chunks-1), true, &cb.nonce)}
 }

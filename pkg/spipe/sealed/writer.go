@@ -73,7 +73,7 @@ func NewWriter(dst io.Writer, s *Secret, opts *Options) (*Writer, error) {
 type sealer struct{ c *chunkCipher }
 
 func (s sealer) process(j *job) {
-	s.c.seal(j.buf, j.n, j.index, j.final)
+	s.c.seal(j.buf, j.n, j.index, j.final, &j.nonce)
 	j.n += TagSize
 }
 
