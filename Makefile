@@ -197,3 +197,13 @@ stress:
 .PHONY: bench-pipe
 bench-pipe:
 	GO=$(GO) bash scripts/bench-pipe.sh
+
+# spipe seal and spipe open against issue 25's targets, in one run: 1 GiB
+# with one worker against Debian's age and against our AEAD's 64 KiB
+# speed, two workers against one, a 1 MiB range at the end of a 4 GiB
+# file, and peak RSS sealing and opening 4 GiB (scripts/bench-file.sh).
+# Needs age and GNU time; not part of `make test`. REPS, RANGE_REPS,
+# BENCH_CPU and BENCH_FILE_DIR override the defaults.
+.PHONY: bench-file
+bench-file:
+	GO=$(GO) bash scripts/bench-file.sh

@@ -29,12 +29,13 @@ type Output struct {
 	io.Writer
 	path  string   // "" for standard output
 	tmp   *os.File // the temporary file beside path
+	dev   *os.File // or path itself, when it is not a regular file
 	force bool
 }
 
-// CreateOutput opens the output: stdout when path is "" or "-";
-// otherwise a new temporary file in path's directory, mode 0600 until
-// Commit (a plaintext never sits readable by others while it is being
+// CreateOutput opens the output: stdout when path is "" or "-"; path
+// itself when it is a device, FIFO or socket; otherwise a new temporary
+// file in path's directory, mode 0600 until Commit (a plaintext never sits readable by others while it is being
 // written). An existing path without force is ErrOutputExists; a
 // directory that cannot be written is ErrNotWritable.
 func CreateOutput(path string, force bool, stdout io.Writer) (*Output, error) {
@@ -42,10 +43,20 @@ func CreateOutput(path string, force bool, stdout io.Writer) (*Output, error) {
 		return &Output{Writer: stdout}, nil
 	}
 	if fi, err := os.Stat(path); err == nil {
-		if fi.IsDir() {
+		switch {
+		case fi.IsDir():
 			return nil, fmt.Errorf("%s: is a directory", path)
-		}
-		if !force {
+		case !fi.Mode().IsRegular():
+			// A device, FIFO or socket (/dev/null, a named pipe) is
+			// written in place: renaming a temporary file over it would
+			// replace the device with a file, and there is no file to
+			// leave behind.
+			f, err := os.OpenFile(path, os.O_WRONLY, 0)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w: %w", path, ErrNotWritable, unwrapPath(err))
+			}
+			return &Output{Writer: f, path: path, dev: f}, nil
+		case !force:
 			return nil, fmt.Errorf("%s: %w", path, ErrOutputExists)
 		}
 	}
@@ -64,6 +75,9 @@ func CreateOutput(path string, force bool, stdout io.Writer) (*Output, error) {
 // umask), and renames it into place. Without force, a file that appeared
 // at the path meanwhile is kept and Commit fails with ErrOutputExists.
 func (o *Output) Commit() error {
+	if o.dev != nil {
+		return o.dev.Close()
+	}
 	if o.tmp == nil {
 		return nil
 	}
@@ -94,6 +108,9 @@ func (o *Output) Commit() error {
 
 // Abort removes a -o file's temporary file: a failed run leaves nothing.
 func (o *Output) Abort() {
+	if o.dev != nil {
+		o.dev.Close()
+	}
 	if o.tmp != nil {
 		o.tmp.Close()
 		os.Remove(o.tmp.Name())
