@@ -71,6 +71,34 @@ func (p *progress) done(ok bool) {
 	fmt.Fprintln(p.stderr)
 }
 
+// readerAt counts what r gives through the bar (ReadAt calls come from
+// several workers; the bar locks).
+func (p *progress) readerAt(r io.ReaderAt) io.ReaderAt {
+	if p == nil {
+		return r
+	}
+	return &countingReaderAt{r: r, bar: p.bar}
+}
+
+// writer counts what is written to w through the bar.
+func (p *progress) writer(w io.Writer) io.Writer {
+	if p == nil {
+		return w
+	}
+	return io.MultiWriter(w, p.bar)
+}
+
+type countingReaderAt struct {
+	r   io.ReaderAt
+	bar *progressbar.ProgressBar
+}
+
+func (c *countingReaderAt) ReadAt(b []byte, off int64) (int, error) {
+	n, err := c.r.ReadAt(b, off)
+	c.bar.Add64(int64(n))
+	return n, err
+}
+
 type countingReader struct {
 	r   io.Reader
 	bar *progressbar.ProgressBar

@@ -91,7 +91,12 @@ func Seal(j *Job, secret *sealed.Secret, opts *sealed.Options) error {
 	bar := newProgress(showProgress(j.Progress, j.Stderr, size), j.Stderr, size, "sealing")
 	w, err := sealed.NewWriter(out, secret, opts)
 	if err == nil {
-		_, err = io.Copy(w, bar.reader(in))
+		if f != nil {
+			// A file: the workers read their own chunks.
+			_, err = w.ReadFromAt(bar.readerAt(f), size)
+		} else {
+			_, err = io.Copy(w, bar.reader(in))
+		}
 		if err != nil {
 			err = fmt.Errorf("sealing %s: %w", j.name(), err)
 			w.Close()
@@ -120,9 +125,8 @@ func Open(j *Job, secret *sealed.Secret, rg Range) error {
 	if f != nil && f != j.Stdin {
 		defer f.Close()
 	}
-	wantRange := rg.Offset > 0 || rg.Length >= 0
-	if wantRange && f != nil {
-		return openRange(j, f, size, secret, rg)
+	if f != nil {
+		return openAt(j, f, size, secret, rg)
 	}
 	out, err := CreateOutput(j.Out, j.Force, j.Stdout)
 	if err != nil {
@@ -162,49 +166,29 @@ func copyStream(out io.Writer, r *sealed.Reader, rg Range) error {
 	return err
 }
 
-// openRange writes a range of a file with random access: only the header,
-// the final chunk and the chunks that cover the range are read.
-func openRange(j *Job, f *os.File, size int64, secret *sealed.Secret, rg Range) error {
-	ra, err := sealed.NewReaderAt(f, size, secret)
+// openAt opens a file with random access: only the header, the final
+// chunk (which authenticates the size) and the chunks that cover the
+// range are read, each by the worker that opens it.
+func openAt(j *Job, f *os.File, size int64, secret *sealed.Secret, rg Range) error {
+	ra, err := sealed.NewReaderAt(f, size, secret, &sealed.Options{Workers: j.Workers})
 	if err != nil {
 		return fmt.Errorf("%s: %w", j.name(), err)
 	}
 	if rg.Offset > ra.Size() {
 		return fmt.Errorf("--offset %d is beyond the plaintext's end (%d bytes)", rg.Offset, ra.Size())
 	}
-	end := ra.Size()
-	if rg.Length >= 0 && rg.Length < end-rg.Offset {
-		end = rg.Offset + rg.Length
+	n := ra.Size() - rg.Offset
+	if rg.Length >= 0 {
+		n = min(n, rg.Length)
 	}
 	out, err := CreateOutput(j.Out, j.Force, j.Stdout)
 	if err != nil {
 		return err
 	}
-	bar := newProgress(j.Progress, j.Stderr, end-rg.Offset, "opening")
-	err = copyRange(bar, out, ra, rg.Offset, end)
+	bar := newProgress(showProgress(j.Progress, j.Stderr, n), j.Stderr, n, "opening")
+	_, err = ra.WriteRangeTo(bar.writer(out), rg.Offset, n)
 	if err != nil {
 		err = fmt.Errorf("%s: %w", j.name(), err)
 	}
 	return finish(out, bar, err)
-}
-
-// copyRange copies plaintext [off, end) from ra to out in reads aligned
-// to chunks, so each chunk is opened once, straight into the buffer.
-func copyRange(bar *progress, out io.Writer, ra *sealed.ReaderAt, off, end int64) error {
-	cs := int64(ra.Header().ChunkSize)
-	buf := make([]byte, cs)
-	for off < end {
-		n := min(cs-off%cs, end-off)
-		if _, err := ra.ReadAt(buf[:n], off); err != nil && err != io.EOF {
-			return err
-		}
-		if _, err := out.Write(buf[:n]); err != nil {
-			return err
-		}
-		if bar != nil {
-			bar.bar.Add64(n)
-		}
-		off += n
-	}
-	return nil
 }

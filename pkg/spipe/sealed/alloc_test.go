@@ -39,7 +39,7 @@ func TestNoAllocationPerChunk(t *testing.T) {
 			r, _ := sealed.NewReader(in, s, &sealed.Options{Workers: 1})
 			io.Copy(io.Discard, r)
 		})
-		ra, err := sealed.NewReaderAt(bytes.NewReader(file), int64(len(file)), s)
+		ra, err := sealed.NewReaderAt(bytes.NewReader(file), int64(len(file)), s, nil)
 		require.NoError(t, err)
 		buf := make([]byte, len(pt)-100)
 		readAtAllocs = testing.AllocsPerRun(5, func() { ra.ReadAt(buf, 50) })

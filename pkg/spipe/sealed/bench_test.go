@@ -11,7 +11,7 @@ import (
 
 // benchChunkSizes are the sizes docs/FILE.md compares to choose
 // DefaultChunkSize.
-var benchChunkSizes = []int{16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10, 1 << 20}
+var benchChunkSizes = []int{16 << 10, 64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20}
 
 // benchTotal is what each sealing and opening benchmark moves per
 // iteration: enough chunks of every size that the final one's cost is
@@ -75,7 +75,7 @@ func BenchmarkReadAt1MiB(b *testing.B) {
 		b.Run(fmt.Sprintf("chunk=%dKiB", cs>>10), func(b *testing.B) {
 			s := testKey(b)
 			file := seal(b, s, pt, &sealed.Options{ChunkSize: cs, Workers: 1})
-			r, err := sealed.NewReaderAt(bytes.NewReader(file), int64(len(file)), s)
+			r, err := sealed.NewReaderAt(bytes.NewReader(file), int64(len(file)), s, nil)
 			if err != nil {
 				b.Fatal(err)
 			}

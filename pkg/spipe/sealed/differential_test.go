@@ -14,14 +14,23 @@ import (
 	"github.com/spipe-dev/spipe/pkg/spipe/sealed"
 )
 
-// writeIn seals pt writing it in pieces of random sizes (and through
-// ReadFrom when viaCopy), so chunk boundaries fall everywhere.
-func writeIn(t *testing.T, rng *rand.Rand, s *sealed.Secret, pt []byte, opts *sealed.Options, viaCopy bool) []byte {
+// writeIn seals pt writing it in pieces of random sizes (through ReadFrom
+// when viaCopy, through ReadFromAt when viaAt), so chunk boundaries fall
+// everywhere.
+func writeIn(t *testing.T, rng *rand.Rand, s *sealed.Secret, pt []byte, opts *sealed.Options, viaCopy, viaAt bool) []byte {
 	t.Helper()
 	var out bytes.Buffer
 	w, err := sealed.NewWriter(&out, s, opts)
 	require.NoError(t, err)
-	if viaCopy {
+	if viaAt {
+		// A few bytes written first, then the rest read by the workers.
+		k := rng.IntN(min(len(pt), opts.ChunkSize) + 1)
+		_, err := w.Write(pt[:k])
+		require.NoError(t, err)
+		n, err := w.ReadFromAt(bytes.NewReader(pt[k:]), int64(len(pt)-k))
+		require.NoError(t, err)
+		require.Equal(t, int64(len(pt)-k), n)
+	} else if viaCopy {
 		// One byte at a time from the source now and then: ReadFrom
 		// must fill chunks across short reads.
 		src := io.Reader(bytes.NewReader(pt))
@@ -73,9 +82,9 @@ func TestDifferential(t *testing.T) {
 		salt := plaintext(32, uint64(1000+i))
 		var files [][]byte
 		for _, workers := range []int{1, 2, 5} {
-			for _, viaCopy := range []bool{false, true} {
+			for _, via := range []int{0, 1, 2} {
 				opts := sealed.WithRand(&sealed.Options{Suite: suite, ChunkSize: cs, Workers: workers}, bytes.NewReader(salt))
-				files = append(files, writeIn(t, rng, s, pt, opts, viaCopy))
+				files = append(files, writeIn(t, rng, s, pt, opts, via == 1, via == 2))
 			}
 		}
 		for _, f := range files[1:] {
@@ -103,7 +112,7 @@ func TestDifferential(t *testing.T) {
 			assert.True(t, bytes.Equal(pt, got), "Reader: size %d chunk %d workers %d", size, cs, workers)
 		}
 
-		ra, err := sealed.NewReaderAt(bytes.NewReader(file), int64(len(file)), s)
+		ra, err := sealed.NewReaderAt(bytes.NewReader(file), int64(len(file)), s, &sealed.Options{Workers: 1 + rng.IntN(3)})
 		require.NoError(t, err)
 		require.Equal(t, int64(size), ra.Size())
 		for range 20 {
@@ -121,5 +130,15 @@ func TestDifferential(t *testing.T) {
 			assert.True(t, bytes.Equal(pt[off:off+want], buf[:got]), "ReadAt(%d, %d)", n, off)
 		}
 		assert.NoError(t, iotest.TestReader(io.NewSectionReader(ra, 0, ra.Size()), pt))
+		for range 5 {
+			off := rng.IntN(size + 1)
+			n := rng.IntN(size - off + cs + 1)
+			var b bytes.Buffer
+			got, err := ra.WriteRangeTo(&b, int64(off), int64(n))
+			require.NoError(t, err)
+			want := min(n, size-off)
+			require.Equal(t, int64(want), got)
+			assert.True(t, bytes.Equal(pt[off:off+want], b.Bytes()), "WriteRangeTo(%d, %d)", off, n)
+		}
 	}
 }

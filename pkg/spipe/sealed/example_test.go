@@ -26,7 +26,7 @@ func Example() {
 	}
 
 	// Random access: only the chunks that cover the range are opened.
-	ra, err := sealed.NewReaderAt(bytes.NewReader(file.Bytes()), int64(file.Len()), sealed.Key(key))
+	ra, err := sealed.NewReaderAt(bytes.NewReader(file.Bytes()), int64(file.Len()), sealed.Key(key), nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func FuzzOpenChunks(f *testing.F) {
 				results = append(results, got)
 			}
 		}
-		ra, err := sealed.NewReaderAt(bytes.NewReader(bad), int64(len(bad)), s)
+		ra, err := sealed.NewReaderAt(bytes.NewReader(bad), int64(len(bad)), s, nil)
 		if err == nil {
 			got := make([]byte, ra.Size())
 			if n, err := ra.ReadAt(got, 0); err == nil || (err == io.EOF && n == len(got)) {

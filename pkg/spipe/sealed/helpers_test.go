@@ -66,7 +66,7 @@ func openAll(t testing.TB, s *sealed.Secret, file []byte, workers int) ([]byte, 
 // openAt opens file with a ReaderAt and reads all of it.
 func openAt(t testing.TB, s *sealed.Secret, file []byte) ([]byte, error) {
 	t.Helper()
-	r, err := sealed.NewReaderAt(bytes.NewReader(file), int64(len(file)), s)
+	r, err := sealed.NewReaderAt(bytes.NewReader(file), int64(len(file)), s, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package sealed
 
 import (
+	"io"
 	"runtime"
 	"sync"
 
@@ -17,6 +18,11 @@ type job struct {
 	final bool
 	err   error         // set by process, or before submit for a failure known without one
 	done  chan struct{} // one token once processed (buffered, reused)
+	// src, when set, is where process first reads the chunk's bytes, at
+	// offset at: input read on the workers, in parallel, rather than by
+	// the goroutine driving the pipeline.
+	src io.ReaderAt
+	at  int64
 	nonce [aead.NonceSizeX]byte
 }
 
@@ -77,7 +83,7 @@ func (p *pipeline) get() *job {
 	}
 	j := p.free[len(p.free)-1]
 	p.free = p.free[:len(p.free)-1]
-	j.n, j.index, j.final, j.err = 0, 0, false, nil
+	j.n, j.index, j.final, j.err, j.src, j.at = 0, 0, false, nil, nil, 0
 	return j
 }
 
@@ -141,4 +147,20 @@ func workerCount(n int) int {
 		return runtime.GOMAXPROCS(0)
 	}
 	return n
+}
+
+// readJob reads p from j.src at j.at, the whole of it: io.ReaderAt may
+// report io.EOF with a full read at the end of its input.
+func readJob(j *job, p []byte) error { return readFullAt(j.src, p, j.at) }
+
+// readFullAt reads all of p from src at off.
+func readFullAt(src io.ReaderAt, p []byte, off int64) error {
+	n, err := src.ReadAt(p, off)
+	if n == len(p) {
+		return nil
+	}
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
 }

@@ -25,8 +25,9 @@ type ReaderAt struct {
 	src    io.ReaderAt
 	header *Header
 	open   opener
-	size   int64 // plaintext
-	chunks int64
+	size    int64 // plaintext
+	chunks  int64
+	workers int // for WriteRangeTo
 	// bufs holds chunk buffers, each remembering which chunk's plaintext
 	// it holds, so that consecutive small reads of one chunk (io.Copy's
 	// 32 KiB through a SectionReader) open it once.
@@ -42,10 +43,10 @@ type chunkBuf struct {
 
 // NewReaderAt checks the header of the file of `size` bytes that src
 // holds, with s, and the file's final chunk, and returns a ReaderAt of its
-// plaintext. The errors are NewReader's, and ErrTruncated or
+// plaintext. opts may be nil; only its Workers matters, for WriteRangeTo. The errors are NewReader's, and ErrTruncated or
 // ErrTrailingData (in a *ChunkError) when the size does not match an
 // authentic final chunk.
-func NewReaderAt(src io.ReaderAt, size int64, s *Secret) (*ReaderAt, error) {
+func NewReaderAt(src io.ReaderAt, size int64, s *Secret, opts *Options) (*ReaderAt, error) {
 	var b [HeaderSize]byte
 	if err := readHeader(io.NewSectionReader(src, 0, size), b[:]); err != nil {
 		return nil, err
@@ -55,6 +56,9 @@ func NewReaderAt(src io.ReaderAt, size int64, s *Secret) (*ReaderAt, error) {
 		return nil, err
 	}
 	r := &ReaderAt{src: src, header: h, open: opener{c, h.ChunkSize}}
+	if opts != nil {
+		r.workers = opts.Workers
+	}
 	r.bufs.New = func() any { return &chunkBuf{buf: make([]byte, h.ChunkSize+TagSize), index: -1} }
 	chunks, last, ok := layout(size, h.ChunkSize)
 	if !ok {
@@ -211,4 +215,69 @@ func (r *ReaderAt) diagnose(size, chunks, last int64) error {
 		return &ChunkError{Index: uint64(chunks - 1), Offset: at, Err: err}
 	}
 	return &ChunkError{Index: uint64(chunks - 1), Offset: at, Err: r.open.open(cb.buf, n, uint64(chunks-1), true, &cb.nonce)}
+}
+
+// WriteRangeTo writes n plaintext bytes from off (fewer if the plaintext
+// ends first) to w, in order, reading and opening the chunks that cover
+// them on Options.Workers goroutines at once, each reading its own chunks
+// from the source, with at most 2 × Workers + 1 chunks in memory. It
+// stops at the first chunk that fails, having written only the
+// authenticated chunks before it.
+func (r *ReaderAt) WriteRangeTo(w io.Writer, off, n int64) (int64, error) {
+	if off < 0 || n < 0 {
+		return 0, fmt.Errorf("sealed: WriteRangeTo(%d, %d): negative range", off, n)
+	}
+	end := min(off+n, r.size)
+	if off >= end {
+		return 0, nil
+	}
+	cs := int64(r.header.ChunkSize)
+	first, last := off/cs, (end-1)/cs
+	ro := rangeOpener{r}
+	pipe := newPipeline(workerCount(r.workers), r.header.ChunkSize+TagSize, ro.process)
+	defer pipe.stop()
+	var written int64
+	next := first
+	for {
+		for next <= last {
+			j := pipe.get()
+			if j == nil {
+				break
+			}
+			j.index, j.src, j.at = uint64(next), r.src, chunkOffset(uint64(next), r.header.ChunkSize)
+			j.n, j.final = r.sealedLen(next), next == r.chunks-1
+			pipe.submit(j)
+			next++
+		}
+		j := pipe.oldest()
+		if j == nil {
+			return written, nil
+		}
+		if j.err != nil {
+			return written, j.err
+		}
+		start := int64(j.index) * cs
+		lo, hi := max(off, start)-start, min(end, start+cs)-start
+		k, err := w.Write(j.buf[r.open.c.ptOff+int(lo) : r.open.c.ptOff+int(hi)])
+		written += int64(k)
+		pipe.put(j)
+		if err != nil {
+			return written, err
+		}
+	}
+}
+
+// rangeOpener is WriteRangeTo's work: read a chunk from the source, then
+// open it.
+type rangeOpener struct{ r *ReaderAt }
+
+func (o rangeOpener) process(j *job) {
+	if err := readJob(j, j.buf[:j.n]); err != nil {
+		if err == io.ErrUnexpectedEOF {
+			err = fmt.Errorf("%w: the file shrank while open", ErrTruncated)
+		}
+		j.err = &ChunkError{Index: j.index, Offset: j.at, Err: err}
+		return
+	}
+	o.r.open.process(j)
 }

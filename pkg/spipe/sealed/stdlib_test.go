@@ -20,7 +20,7 @@ import (
 func sealedReaderAt(t *testing.T, pt []byte) *sealed.ReaderAt {
 	t.Helper()
 	file := seal(t, testKey(t), pt, &sealed.Options{ChunkSize: sealed.MinChunkSize})
-	ra, err := sealed.NewReaderAt(bytes.NewReader(file), int64(len(file)), testKey(t))
+	ra, err := sealed.NewReaderAt(bytes.NewReader(file), int64(len(file)), testKey(t), nil)
 	require.NoError(t, err)
 	return ra
 }

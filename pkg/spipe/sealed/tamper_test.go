@@ -56,6 +56,12 @@ func TestTamperEveryPosition(t *testing.T) {
 					got, err := openAt(t, s, bad)
 					require.Error(t, err, "random access accepted a tampered file")
 					assert.True(t, bytes.HasPrefix(pt, got))
+					if ra, err := sealed.NewReaderAt(bytes.NewReader(bad), int64(len(bad)), s, &sealed.Options{Workers: 3}); err == nil {
+						var b bytes.Buffer
+						_, err := ra.WriteRangeTo(&b, 0, ra.Size())
+						require.Error(t, err, "WriteRangeTo accepted a tampered file")
+						assert.True(t, bytes.HasPrefix(pt, b.Bytes()))
+					}
 				})
 			}
 		}

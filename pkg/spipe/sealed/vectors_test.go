@@ -100,7 +100,7 @@ func TestInvalidVectors(t *testing.T) {
 					assert.Equal(t, int(*c.Chunk)*specChunkSize, len(pt))
 				}
 			}
-			_, err := sealed.NewReaderAt(bytes.NewReader(c.File), int64(len(c.File)), secret)
+			_, err := sealed.NewReaderAt(bytes.NewReader(c.File), int64(len(c.File)), secret, nil)
 			if err == nil {
 				// The size and final chunk were fine: a chunk inside fails.
 				_, err = openAt(t, secret, c.File)

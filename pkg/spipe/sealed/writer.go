@@ -73,6 +73,12 @@ func NewWriter(dst io.Writer, s *Secret, opts *Options) (*Writer, error) {
 type sealer struct{ c *chunkCipher }
 
 func (s sealer) process(j *job) {
+	if j.src != nil {
+		if err := readJob(j, j.buf[s.c.ptOff:s.c.ptOff+j.n]); err != nil {
+			j.err = fmt.Errorf("sealed: reading the plaintext at byte %d: %w", j.at, err)
+			return
+		}
+	}
 	s.c.seal(j.buf, j.n, j.index, j.final, &j.nonce)
 	j.n += TagSize
 }
@@ -135,6 +141,43 @@ func (w *Writer) ReadFrom(r io.Reader) (int64, error) {
 	return total, w.err
 }
 
+// ReadFromAt seals the size bytes src holds from offset 0, as ReadFrom
+// would, but each worker reads its own chunks from src (with ReadAt, as
+// from an *os.File), so reading the input runs in parallel too. It
+// returns once every chunk but the last is written out; the last stays
+// in the Writer, for more writes or Close.
+func (w *Writer) ReadFromAt(src io.ReaderAt, size int64) (int64, error) {
+	var off int64
+	for off < size && w.err == nil {
+		if w.cur.n == w.size {
+			w.next()
+			continue
+		}
+		n := min(int64(w.size-w.cur.n), size-off)
+		if w.cur.n > 0 || off+n == size {
+			// Topping up a chunk a Write began, or the last piece, which
+			// stays current: read here.
+			if err := readFullAt(src, w.cur.buf[w.ptOff+w.cur.n:w.ptOff+w.cur.n+int(n)], off); err != nil {
+				return off, fmt.Errorf("sealed: reading the plaintext at byte %d: %w", off, err)
+			}
+			w.cur.n += int(n)
+			off += n
+			continue
+		}
+		// A whole chunk with more after it: a worker reads and seals it.
+		w.cur.n, w.cur.src, w.cur.at = int(n), src, off
+		off += n
+		w.next()
+	}
+	for w.pipe.waiting() > 0 {
+		w.flushOne()
+	}
+	if w.err != nil {
+		return off, w.err
+	}
+	return off, nil
+}
+
 // readEnd maps the end of a source read with io.ReadFull: its end is not
 // an error.
 func readEnd(err error) error {
@@ -172,6 +215,9 @@ func (w *Writer) job() *job {
 // flushOne writes the oldest sealed chunk to the underlying writer.
 func (w *Writer) flushOne() {
 	j := w.pipe.oldest()
+	if w.err == nil && j.err != nil {
+		w.err = j.err
+	}
 	if w.err == nil {
 		if _, err := w.dst.Write(j.buf[:j.n]); err != nil {
 			w.err = fmt.Errorf("sealed: writing chunk %d: %w", j.index, err)
