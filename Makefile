@@ -28,8 +28,8 @@ test-tools:
 	@bash scripts/need.sh $(TEST_TOOLS)
 
 # The real programs make e2e drives: sshd (openssh-server), ssh, curl;
-# python3 serves HTTP.
-E2E_TOOLS := sshd:openssh-server ssh:openssh-client curl:curl python3:python3
+# python3 serves HTTP; tar packs the tree spipe seal and open carry.
+E2E_TOOLS := sshd:openssh-server ssh:openssh-client curl:curl python3:python3 tar:tar
 .PHONY: e2e-tools
 e2e-tools:
 	@bash scripts/need.sh $(E2E_TOOLS)
