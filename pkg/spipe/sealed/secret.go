@@ -44,11 +44,13 @@ func Passphrase(passphrase []byte) (*Secret, error) {
 	return &Secret{passphrase: append([]byte(nil), passphrase...), name: "sealed.Passphrase"}, nil
 }
 
-// String returns the kind of secret and, for a key, its fingerprint.
-func (s *Secret) String() string { return s.name }
+// String returns the kind of secret and, for a key, its fingerprint. The
+// methods are on the value, so a Secret printed by value or by pointer,
+// with any verb, shows no more.
+func (s Secret) String() string { return s.name }
 
 // GoString is String, so %#v does not print the secret either.
-func (s *Secret) GoString() string { return s.name }
+func (s Secret) GoString() string { return s.name }
 
 // Argon2Params are the parameters of Argon2id (RFC 9106) with which a
 // passphrase is stretched. A file records them in its header, so the
