@@ -68,6 +68,21 @@ func TestSealOpenRoundTrip(t *testing.T) {
 		require.Equal(t, 0, code, stderr)
 		assert.Equal(t, want, []byte(out), "range %v from a pipe", rg)
 	}
+	// Standard input that is a file, already read into: sealed from where
+	// its offset stands, as a stream would be.
+	in, err := os.Open(f.plain)
+	require.NoError(t, err)
+	defer in.Close()
+	_, err = in.Seek(1000, io.SeekStart)
+	require.NoError(t, err)
+	cmd := command("seal", "-k", f.key)
+	cmd.Stdin = in
+	sealedRest, err := cmd.Output()
+	require.NoError(t, err)
+	code, out, stderr = invoke(string(sealedRest), "open", "-k", f.key)
+	require.Equal(t, 0, code, stderr)
+	assert.True(t, bytes.Equal(f.pt[1000:], []byte(out)), "stdin at an offset")
+
 	code, _, stderr = invoke("", "open", "-k", f.key, "--offset", "600001", f.sealed)
 	assert.Equal(t, exitFailure, code)
 	assert.Contains(t, stderr, "beyond the plaintext's end")

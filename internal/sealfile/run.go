@@ -22,37 +22,50 @@ type Job struct {
 	Stderr   io.Writer
 }
 
-// input opens the input and returns it with its size (-1 if not a
-// regular file) and whether it supports random access.
-func (j *Job) input() (io.Reader, *os.File, int64, error) {
+// input is what a run reads: a stream, and for a regular file also
+// random access to it and its size.
+type input struct {
+	r     io.Reader
+	at    io.ReaderAt // nil unless a regular file
+	size  int64       // -1 unless a regular file
+	close func()
+}
+
+// input opens the input. Standard input that is a regular file (spipe
+// seal < file) is read with random access from its current offset.
+func (j *Job) input() (*input, error) {
 	if j.In == "" || j.In == "-" {
+		in := &input{r: j.Stdin, size: -1, close: func() {}}
 		if f, ok := j.Stdin.(*os.File); ok {
 			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-				return f, f, fi.Size(), nil
+				if pos, err := f.Seek(0, io.SeekCurrent); err == nil && pos <= fi.Size() {
+					in.size = fi.Size() - pos
+					in.at = io.NewSectionReader(f, pos, in.size)
+				}
 			}
 		}
-		return j.Stdin, nil, -1, nil
+		return in, nil
 	}
 	f, err := os.Open(j.In)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, 0, fmt.Errorf("%s: no such file", j.In)
+			return nil, fmt.Errorf("%s: no such file", j.In)
 		}
-		return nil, nil, 0, fmt.Errorf("%s: %w", j.In, unwrapPath(err))
+		return nil, fmt.Errorf("%s: %w", j.In, unwrapPath(err))
 	}
+	in := &input{r: f, size: -1, close: func() { f.Close() }}
 	fi, err := f.Stat()
-	if err != nil {
+	switch {
+	case err != nil:
 		f.Close()
-		return nil, nil, 0, fmt.Errorf("%s: %w", j.In, unwrapPath(err))
-	}
-	if fi.IsDir() {
+		return nil, fmt.Errorf("%s: %w", j.In, unwrapPath(err))
+	case fi.IsDir():
 		f.Close()
-		return nil, nil, 0, fmt.Errorf("%s: is a directory", j.In)
+		return nil, fmt.Errorf("%s: is a directory", j.In)
+	case fi.Mode().IsRegular():
+		in.at, in.size = f, fi.Size()
 	}
-	if !fi.Mode().IsRegular() {
-		return f, nil, -1, nil
-	}
-	return f, f, fi.Size(), nil
+	return in, nil
 }
 
 // name is the input's name for messages.
@@ -77,25 +90,23 @@ func finish(out *Output, bar *progress, err error) error {
 
 // Seal seals the input to the output under secret.
 func Seal(j *Job, secret *sealed.Secret, opts *sealed.Options) error {
-	in, f, size, err := j.input()
+	in, err := j.input()
 	if err != nil {
 		return err
 	}
-	if f != nil && f != j.Stdin {
-		defer f.Close()
-	}
+	defer in.close()
 	out, err := CreateOutput(j.Out, j.Force, j.Stdout)
 	if err != nil {
 		return err
 	}
-	bar := newProgress(showProgress(j.Progress, j.Stderr, size), j.Stderr, size, "sealing")
+	bar := newProgress(showProgress(j.Progress, j.Stderr, in.size), j.Stderr, in.size, "sealing")
 	w, err := sealed.NewWriter(out, secret, opts)
 	if err == nil {
-		if f != nil {
+		if in.at != nil {
 			// A file: the workers read their own chunks.
-			_, err = w.ReadFromAt(bar.readerAt(f), size)
+			_, err = w.ReadFromAt(bar.readerAt(in.at), in.size)
 		} else {
-			_, err = io.Copy(w, bar.reader(in))
+			_, err = io.Copy(w, bar.reader(in.r))
 		}
 		if err != nil {
 			err = fmt.Errorf("sealing %s: %w", j.name(), err)
@@ -118,22 +129,20 @@ type Range struct {
 // appears only if the whole input (or, with random access, the header,
 // the final chunk and the range's chunks) opened.
 func Open(j *Job, secret *sealed.Secret, rg Range) error {
-	in, f, size, err := j.input()
+	in, err := j.input()
 	if err != nil {
 		return err
 	}
-	if f != nil && f != j.Stdin {
-		defer f.Close()
-	}
-	if f != nil {
-		return openAt(j, f, size, secret, rg)
+	defer in.close()
+	if in.at != nil {
+		return openAt(j, in.at, in.size, secret, rg)
 	}
 	out, err := CreateOutput(j.Out, j.Force, j.Stdout)
 	if err != nil {
 		return err
 	}
-	bar := newProgress(showProgress(j.Progress, j.Stderr, size), j.Stderr, size, "opening")
-	r, err := sealed.NewReader(bar.reader(in), secret, &sealed.Options{Workers: j.Workers})
+	bar := newProgress(showProgress(j.Progress, j.Stderr, -1), j.Stderr, -1, "opening")
+	r, err := sealed.NewReader(bar.reader(in.r), secret, &sealed.Options{Workers: j.Workers})
 	if err == nil {
 		err = copyStream(out, r, rg)
 		r.Close()
@@ -169,7 +178,7 @@ func copyStream(out io.Writer, r *sealed.Reader, rg Range) error {
 // openAt opens a file with random access: only the header, the final
 // chunk (which authenticates the size) and the chunks that cover the
 // range are read, each by the worker that opens it.
-func openAt(j *Job, f *os.File, size int64, secret *sealed.Secret, rg Range) error {
+func openAt(j *Job, f io.ReaderAt, size int64, secret *sealed.Secret, rg Range) error {
 	ra, err := sealed.NewReaderAt(f, size, secret, &sealed.Options{Workers: j.Workers})
 	if err != nil {
 		return fmt.Errorf("%s: %w", j.name(), err)

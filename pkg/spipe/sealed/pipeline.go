@@ -21,8 +21,8 @@ type job struct {
 	// src, when set, is where process first reads the chunk's bytes, at
 	// offset at: input read on the workers, in parallel, rather than by
 	// the goroutine driving the pipeline.
-	src io.ReaderAt
-	at  int64
+	src   io.ReaderAt
+	at    int64
 	nonce [aead.NonceSizeX]byte
 }
 

@@ -22,9 +22,9 @@ import (
 // authenticated plaintext; a chunk that fails gives a *ChunkError and no
 // byte of it. Any number of goroutines may call ReadAt at once.
 type ReaderAt struct {
-	src    io.ReaderAt
-	header *Header
-	open   opener
+	src     io.ReaderAt
+	header  *Header
+	open    opener
 	size    int64 // plaintext
 	chunks  int64
 	workers int // for WriteRangeTo
