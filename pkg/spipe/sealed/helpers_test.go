@@ -20,14 +20,6 @@ func testKey(t testing.TB) *sealed.Secret {
 	return sealed.Key(k)
 }
 
-// otherKey is a second key, for wrong-key and swapped-chunk cases.
-func otherKey(t testing.TB) *sealed.Secret {
-	t.Helper()
-	k, err := spipe.NewKey([]byte("fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210\n"))
-	require.NoError(t, err)
-	return sealed.Key(k)
-}
-
 // plaintext returns n bytes that differ from chunk to chunk.
 func plaintext(n int, seed uint64) []byte {
 	b := make([]byte, n)
