@@ -16,6 +16,7 @@ import (
 	"github.com/creack/pty"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/spipe-dev/spipe/internal/testutil"
 )
@@ -237,6 +238,10 @@ func runTTY(t *testing.T, args []string, out io.Writer, script []string, want in
 				t.Fatalf("no %q on the terminal; screen %q", script[i], screen)
 			}
 		}
+		// Type only once the program reads with echo off, as a person
+		// answering the prompt would: typed ahead, the terminal itself
+		// would echo it (every ReadPassword does the same).
+		waitEchoOff(t, ptmx)
 		_, err := ptmx.Write([]byte(script[i+1]))
 		require.NoError(t, err)
 		screen = ""
@@ -253,6 +258,22 @@ func runTTY(t *testing.T, args []string, out io.Writer, script []string, want in
 	}
 	assert.Contains(t, transcript, "Passphrase: ")
 	assert.NotContains(t, strings.ToLower(transcript), "tr0ub4dor", "the passphrase was echoed")
+}
+
+// waitEchoOff waits until the terminal's echo is off (the master reports
+// the terminal's settings).
+func waitEchoOff(t *testing.T, ptmx *os.File) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		tio, err := unix.IoctlGetTermios(int(ptmx.Fd()), unix.TCGETS)
+		require.NoError(t, err)
+		if tio.Lflag&unix.ECHO == 0 {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "echo never went off")
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // TestPassphraseWithoutTerminal: no controlling terminal is one clear line
