@@ -32,10 +32,11 @@ test-tools:
 # python3 serves HTTP; a PostgreSQL cluster (initdb, postgres and pgbench
 # from postgresql; the server's programs are off PATH, need.sh looks in
 # /usr/lib/postgresql/*/bin) with a certificate from openssl; redis-server
-# and redis-benchmark (redis-tools); haproxy balances two listeners.
+# and redis-benchmark (redis-tools); haproxy balances two listeners; tar
+# packs the tree spipe seal and open carry.
 E2E_TOOLS := sshd:openssh-server ssh:openssh-client curl:curl python3:python3 \
 	initdb:postgresql postgres:postgresql openssl:openssl \
-	redis-server:redis-server redis-benchmark:redis-tools haproxy:haproxy
+	redis-server:redis-server redis-benchmark:redis-tools haproxy:haproxy tar:tar
 .PHONY: e2e-tools
 e2e-tools:
 	@bash scripts/need.sh $(E2E_TOOLS)
@@ -255,3 +256,13 @@ stress:
 .PHONY: bench-pipe
 bench-pipe:
 	GO=$(GO) bash scripts/bench-pipe.sh
+
+# spipe seal and spipe open against issue 25's targets, in one run: 1 GiB
+# with one worker against Debian's age and against our AEAD's 64 KiB
+# speed, two workers against one, a 1 MiB range at the end of a 4 GiB
+# file, and peak RSS sealing and opening 4 GiB (scripts/bench-file.sh).
+# Needs age and GNU time; not part of `make test`. REPS, RANGE_REPS,
+# BENCH_CPU and BENCH_FILE_DIR override the defaults.
+.PHONY: bench-file
+bench-file:
+	GO=$(GO) bash scripts/bench-file.sh

@@ -23,9 +23,12 @@
 #      flood from one address leaves another's echoes within 3 s (with and
 #      without --accept-proxy-from, figures printed), and a listener
 #      stopped with SIGTERM loses nothing once its /healthz said 503.
+#   6. a directory through tar c | spipe seal and spipe open | tar x, the
+#      archive opened from stdin to -o and listed by tar, a range read, and
+#      a damaged archive refused (exit 13) with no -o output left.
 # Needs sshd (openssh-server), ssh, curl, python3, PostgreSQL's server and
 # pgbench (postgresql), openssl, redis-server and redis-benchmark
-# (redis-tools), haproxy. Everything started here is stopped on exit.
+# (redis-tools), haproxy and tar. Everything started here is stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -285,4 +288,41 @@ if ! SPIPE_E2E_BIN="$BIN" SPIPE_HAPROXY="$HAPROXY" $GO test -count=1 -v -run '^T
 fi
 grep -E '^(=== RUN|--- |    haproxy_test.go:[0-9]+: (admission figures|drain))' "$work/lbtest.log" |
   sed -e 's/^    haproxy_test.go:[0-9]*: /   /' -e 's/^/   /'
+
+# --- 6. sealed files in a tar pipeline ---------------------------------------
+echo "== tar c | spipe seal; spipe open | tar x"
+tree=$work/tree
+mkdir -p "$tree/sub/deeper"
+head -c 3000000 /dev/urandom >"$tree/big.bin"
+for i in $(seq 50); do echo "file $i" >"$tree/sub/small$i.txt"; done
+: >"$tree/sub/deeper/empty"
+ln -s ../big.bin "$tree/sub/link"
+tar -C "$work" -cf - tree | "$BIN" seal -k "$work/key" >"$work/tree.tar.spipe" || fail "tar c | spipe seal"
+mkdir "$work/restored"
+"$BIN" open -k "$work/key" "$work/tree.tar.spipe" | tar -C "$work/restored" -xf - || fail "spipe open | tar x"
+diff -r "$tree" "$work/restored/tree" >/dev/null || fail "the restored tree differs from the original"
+echo "   tar c | spipe seal > f; spipe open f | tar x: the tree comes back identical"
+# The same archive from standard input, opened to -o, listed by tar.
+"$BIN" open -k "$work/key" -o "$work/tree.tar" <"$work/tree.tar.spipe" || fail "spipe open -o from stdin"
+[ "$(tar -tf "$work/tree.tar" | grep -c 'small.*\.txt')" = 50 ] || fail "tar -t of the opened archive"
+# A range: the first member's tar header (512 bytes at 0) names it.
+"$BIN" open -k "$work/key" --offset 0 --length 512 "$work/tree.tar.spipe" | head -c 100 | grep -aq '^tree/' ||
+  fail "a range read does not start with the first member's name"
+echo "   open -o from stdin, tar -t, and a 512-byte range read agree"
+# Damage in the middle: spipe open fails with exit 13 naming the chunk;
+# with -o nothing is left; piped to tar, only what came before reaches it.
+cp "$work/tree.tar.spipe" "$work/bad.spipe"
+printf 'X' | dd of="$work/bad.spipe" bs=1 seek=1000000 conv=notrunc status=none
+status=0
+"$BIN" open -k "$work/key" -o "$work/bad.tar" "$work/bad.spipe" 2>"$work/open-bad.log" || status=$?
+[ "$status" = 13 ] || fail "a damaged archive: exit $status, want 13: $(cat "$work/open-bad.log")"
+grep -q 'chunk 3 (at byte' "$work/open-bad.log" || fail "the error does not name the chunk: $(cat "$work/open-bad.log")"
+[ ! -e "$work/bad.tar" ] || fail "a failed open -o left its output"
+[ -z "$(find "$work" -maxdepth 1 -name '.bad.tar.spipe-*')" ] || fail "a failed open -o left a temporary file"
+mkdir "$work/partial"
+set +o pipefail
+{ "$BIN" open -k "$work/key" "$work/bad.spipe" 2>/dev/null | tar -C "$work/partial" -xf - 2>/dev/null; pipe=("${PIPESTATUS[@]}"); } || true
+set -o pipefail
+[ "${pipe[0]}" = 13 ] || fail "spipe open | tar x of a damaged archive: spipe exit ${pipe[0]}, want 13"
+echo "   a damaged archive: exit 13 naming chunk 3, no -o output, the pipe sees the failure"
 echo "e2e OK"

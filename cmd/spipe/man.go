@@ -32,6 +32,11 @@ func (a *app) manCommand() *cobra.Command {
 			if err := doc.GenManTree(root, hdr, dir); err != nil {
 				return fmt.Errorf("man pages: %w", err)
 			}
+			for _, page := range []string{"spipe-seal.1", "spipe-open.1"} {
+				if err := addSections(filepath.Join(dir, page), fileSections); err != nil {
+					return err
+				}
+			}
 			return addSections(filepath.Join(dir, "spipe.1"), spipeSections)
 		},
 	}

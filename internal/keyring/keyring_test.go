@@ -62,7 +62,7 @@ func TestGenerateMakesParents(t *testing.T) {
 	blocker := filepath.Join(home, "file")
 	require.NoError(t, os.WriteFile(blocker, nil, 0o600))
 	_, err = Generate(filepath.Join(blocker, "key"), false)
-	assert.EqualError(t, err, "key file "+filepath.Join(blocker, "key")+": not a directory")
+	assert.EqualError(t, err, "spipe: key file "+filepath.Join(blocker, "key")+": not a directory")
 }
 
 func TestGenerateTo(t *testing.T) {

@@ -15,11 +15,14 @@ const (
 	minDistinctHex   = 8
 )
 
+// minKeyBytes is the shortest material that can hold 256 bits of entropy.
+const minKeyBytes = 32
+
 // weakKeyReason says why material does not look like a key spipe keygen
 // would write (64 hex digits and a newline) or 32 or more random bytes,
 // or "" if it does.
 func weakKeyReason(material []byte) string {
-	if len(material) < KeyBytes {
+	if len(material) < minKeyBytes {
 		return "it holds fewer than 32 bytes, too few for 256 bits of entropy"
 	}
 	text := trimNewline(material)
