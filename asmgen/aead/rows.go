@@ -140,6 +140,10 @@ func rowPieces(isa arx.ISA, x [4]Register, first, skip int, emit func(piece)) {
 		}
 	}
 	switch isa.Bytes {
+	case 16:
+		for m := range 4 {
+			part(x[m], first, 16*m, 16)
+		}
 	case 32:
 		// Joined low and high lanes: bytes 0-31 and 32-63 of each block.
 		for h := range 2 {
@@ -165,6 +169,6 @@ func rowPieces(isa arx.ISA, x [4]Register, first, skip int, emit func(piece)) {
 			}
 		}
 	default:
-		panic("rowPieces: YMM or ZMM")
+		panic("rowPieces: a vector width")
 	}
 }

@@ -3743,6 +3743,963 @@ secretboxAVX512x3Open_done:
 	VZEROUPPER
 	RET
 
+// func secretboxAVX512x4Seal(s *[16]uint32, rounds int, dst []byte, src []byte, tag *[16]byte)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, BMI2, CMOV
+TEXT ·secretboxAVX512x4Seal(SB), $384-72
+	MOVQ            s+0(FP), AX
+	MOVQ            rounds+8(FP), CX
+	SHRQ            $0x01, CX
+	MOVQ            CX, (SP)
+	MOVL            $0x00002222, CX
+	KMOVW           CX, K1
+	MOVL            $0x00004444, CX
+	KMOVW           CX, K2
+	MOVL            $0x00008888, CX
+	KMOVW           CX, K3
+	VMOVDQU32       (AX), X0
+	VMOVDQU32       16(AX), X1
+	VMOVDQU32       32(AX), X2
+	VMOVDQU32       48(AX), X3
+	VPBLENDMD       X1, X0, K1, X4
+	VPBLENDMD       X2, X4, K2, X4
+	VPBLENDMD       X3, X4, K3, X4
+	VPBLENDMD       X2, X1, K1, X5
+	VPBLENDMD       X3, X5, K2, X5
+	VPBLENDMD       X0, X5, K3, X5
+	VPBLENDMD       X3, X2, K1, X6
+	VPBLENDMD       X0, X6, K2, X6
+	VPBLENDMD       X1, X6, K3, X6
+	VPBLENDMD       X0, X3, K1, X7
+	VPBLENDMD       X1, X7, K2, X7
+	VPBLENDMD       X2, X7, K3, X7
+	VPADDD          row0_1_arx<>+0(SB), X6, X6
+	VMOVDQA32       X4, X0
+	VMOVDQA32       X5, X1
+	VMOVDQA32       X6, X2
+	VMOVDQA32       X7, X3
+	VBROADCASTI32X4 (AX), Z20
+	VBROADCASTI32X4 16(AX), Z21
+	VBROADCASTI32X4 32(AX), Z22
+	VBROADCASTI32X4 48(AX), Z23
+	VPBLENDMD       Z21, Z20, K1, Z8
+	VPBLENDMD       Z22, Z8, K2, Z8
+	VPBLENDMD       Z23, Z8, K3, Z8
+	VPBLENDMD       Z22, Z21, K1, Z9
+	VPBLENDMD       Z23, Z9, K2, Z9
+	VPBLENDMD       Z20, Z9, K3, Z9
+	VPBLENDMD       Z23, Z22, K1, Z10
+	VPBLENDMD       Z20, Z10, K2, Z10
+	VPBLENDMD       Z21, Z10, K3, Z10
+	VPBLENDMD       Z20, Z23, K1, Z11
+	VPBLENDMD       Z21, Z11, K2, Z11
+	VPBLENDMD       Z22, Z11, K3, Z11
+	VPADDD          row1_1_arx<>+0(SB), Z10, Z10
+	VMOVDQA32       Z8, Z22
+	VMOVDQA32       Z9, Z23
+	VMOVDQA32       Z10, Z24
+	VMOVDQA32       Z11, Z25
+
+	// The double rounds, the scalar block's beside the vector groups'.
+secretboxAVX512x4Seal_rounds:
+	VPADDD     X3, X0, X20
+	VPSLLD     $0x07, X20, X21
+	VPSRLD     $0x19, X20, X20
+	VPTERNLOGD $0x96, X21, X20, X1
+	VPADDD     X0, X1, X20
+	VPSLLD     $0x09, X20, X21
+	VPSRLD     $0x17, X20, X20
+	VPTERNLOGD $0x96, X21, X20, X2
+	VPADDD     X1, X2, X20
+	VPSLLD     $0x0d, X20, X21
+	VPSRLD     $0x13, X20, X20
+	VPTERNLOGD $0x96, X21, X20, X3
+	VPADDD     X2, X3, X20
+	VPSLLD     $0x12, X20, X21
+	VPSRLD     $0x0e, X20, X20
+	VPTERNLOGD $0x96, X21, X20, X0
+	VPADDD     Z25, Z22, Z20
+	VPROLD     $0x07, Z20, Z20
+	VPXORD     Z20, Z23, Z23
+	VPADDD     Z22, Z23, Z20
+	VPROLD     $0x09, Z20, Z20
+	VPXORD     Z20, Z24, Z24
+	VPADDD     Z23, Z24, Z20
+	VPROLD     $0x0d, Z20, Z20
+	VPXORD     Z20, Z25, Z25
+	VPADDD     Z24, Z25, Z20
+	VPROLD     $0x12, Z20, Z20
+	VPXORD     Z20, Z22, Z22
+	VPSHUFD    $0x39, X3, X3
+	VPSHUFD    $0x4e, X2, X2
+	VPSHUFD    $0x93, X1, X1
+	VPSHUFD    $0x39, Z25, Z25
+	VPSHUFD    $0x4e, Z24, Z24
+	VPSHUFD    $0x93, Z23, Z23
+	VPADDD     X1, X0, X20
+	VPSLLD     $0x07, X20, X21
+	VPSRLD     $0x19, X20, X20
+	VPTERNLOGD $0x96, X21, X20, X3
+	VPADDD     X0, X3, X20
+	VPSLLD     $0x09, X20, X21
+	VPSRLD     $0x17, X20, X20
+	VPTERNLOGD $0x96, X21, X20, X2
+	VPADDD     X3, X2, X20
+	VPSLLD     $0x0d, X20, X21
+	VPSRLD     $0x13, X20, X20
+	VPTERNLOGD $0x96, X21, X20, X1
+	VPADDD     X2, X1, X20
+	VPSLLD     $0x12, X20, X21
+	VPSRLD     $0x0e, X20, X20
+	VPTERNLOGD $0x96, X21, X20, X0
+	VPADDD     Z23, Z22, Z20
+	VPROLD     $0x07, Z20, Z20
+	VPXORD     Z20, Z25, Z25
+	VPADDD     Z22, Z25, Z20
+	VPROLD     $0x09, Z20, Z20
+	VPXORD     Z20, Z24, Z24
+	VPADDD     Z25, Z24, Z20
+	VPROLD     $0x0d, Z20, Z20
+	VPXORD     Z20, Z23, Z23
+	VPADDD     Z24, Z23, Z20
+	VPROLD     $0x12, Z20, Z20
+	VPXORD     Z20, Z22, Z22
+	VPSHUFD    $0x93, X3, X3
+	VPSHUFD    $0x4e, X2, X2
+	VPSHUFD    $0x39, X1, X1
+	VPSHUFD    $0x93, Z25, Z25
+	VPSHUFD    $0x4e, Z24, Z24
+	VPSHUFD    $0x39, Z23, Z23
+	DECQ       (SP)
+	JNZ        secretboxAVX512x4Seal_rounds
+
+	// The one-time key: block 0's first 32 bytes.
+	VPADDD    X4, X0, X0
+	VPADDD    X5, X1, X1
+	VPADDD    X6, X2, X2
+	VPADDD    X7, X3, X3
+	VPBLENDMD X3, X0, K1, X12
+	VPBLENDMD X2, X12, K2, X12
+	VPBLENDMD X1, X12, K3, X12
+	VPBLENDMD X0, X1, K1, X13
+	VPBLENDMD X3, X13, K2, X13
+	VPBLENDMD X2, X13, K3, X13
+	VPBLENDMD X1, X2, K1, X14
+	VPBLENDMD X0, X14, K2, X14
+	VPBLENDMD X3, X14, K3, X14
+	VPBLENDMD X2, X3, K1, X15
+	VPBLENDMD X1, X15, K2, X15
+	VPBLENDMD X0, X15, K3, X15
+	VPADDD    Z8, Z22, Z22
+	VPADDD    Z9, Z23, Z23
+	VPADDD    Z10, Z24, Z24
+	VPADDD    Z11, Z25, Z25
+	VPBLENDMD Z25, Z22, K1, Z16
+	VPBLENDMD Z24, Z16, K2, Z16
+	VPBLENDMD Z23, Z16, K3, Z16
+	VPBLENDMD Z22, Z23, K1, Z17
+	VPBLENDMD Z25, Z17, K2, Z17
+	VPBLENDMD Z24, Z17, K3, Z17
+	VPBLENDMD Z23, Z24, K1, Z18
+	VPBLENDMD Z22, Z18, K2, Z18
+	VPBLENDMD Z25, Z18, K3, Z18
+	VPBLENDMD Z24, Z25, K1, Z19
+	VPBLENDMD Z23, Z19, K2, Z19
+	VPBLENDMD Z22, Z19, K3, Z19
+	VMOVQ     X12, AX
+	VPEXTRQ   $0x01, X12, CX
+	VMOVQ     X13, DX
+	VPEXTRQ   $0x01, X13, BX
+	MOVQ      $0x0ffffffc0fffffff, SI
+	ANDQ      SI, AX
+	MOVQ      $0x0ffffffc0ffffffc, SI
+	ANDQ      SI, CX
+	MOVQ      AX, 8(SP)
+	MOVQ      CX, 16(SP)
+	MOVQ      CX, SI
+	SHRQ      $0x02, SI
+	ADDQ      CX, SI
+	MOVQ      SI, 24(SP)
+	MOVQ      DX, 32(SP)
+	MOVQ      BX, 40(SP)
+	MOVQ      src_base+40(FP), AX
+	MOVQ      dst_base+16(FP), CX
+	MOVQ      src_len+48(FP), DI
+
+	// Key stream out: XOR and store (seal), or kept (open).
+	CMPQ       DI, $0x00000000
+	JLS        skip_aead_49
+	MOVQ       DI, DX
+	XORQ       BX, BX
+	SUBQ       $0x00000000, DX
+	CMOVQLT    BX, DX
+	MOVQ       $0x00000040, BX
+	CMPQ       DX, BX
+	CMOVQGT    BX, DX
+	MOVQ       $-1, BX
+	BZHIQ      DX, BX, BX
+	KMOVQ      BX, K1
+	VMOVDQU8.Z (AX), K1, X0
+	VMOVDQU8.Z X14, K1, X14
+	VPXORD     X0, X14, X14
+	VMOVDQU8   X14, K1, (CX)
+	VMOVDQU64  X14, 48(SP)
+
+skip_aead_49:
+	CMPQ       DI, $0x00000010
+	JLS        skip_aead_50
+	MOVQ       DI, DX
+	XORQ       BX, BX
+	SUBQ       $0x00000010, DX
+	CMOVQLT    BX, DX
+	MOVQ       $0x00000040, BX
+	CMPQ       DX, BX
+	CMOVQGT    BX, DX
+	MOVQ       $-1, BX
+	BZHIQ      DX, BX, BX
+	KMOVQ      BX, K1
+	VMOVDQU8.Z 16(AX), K1, X0
+	VMOVDQU8.Z X15, K1, X15
+	VPXORD     X0, X15, X15
+	VMOVDQU8   X15, K1, 16(CX)
+	VMOVDQU64  X15, 64(SP)
+
+skip_aead_50:
+	VSHUFI32X4 $0x44, Z17, Z16, Z0
+	VSHUFI32X4 $0xee, Z17, Z16, Z16
+	VSHUFI32X4 $0x44, Z19, Z18, Z17
+	VSHUFI32X4 $0xee, Z19, Z18, Z18
+	VSHUFI32X4 $0x88, Z17, Z0, Z19
+	VSHUFI32X4 $0xdd, Z17, Z0, Z0
+	VSHUFI32X4 $0x88, Z18, Z16, Z17
+	VSHUFI32X4 $0xdd, Z18, Z16, Z16
+	CMPQ       DI, $0x00000020
+	JLS        skip_aead_51
+	MOVQ       DI, DX
+	XORQ       BX, BX
+	SUBQ       $0x00000020, DX
+	CMOVQLT    BX, DX
+	MOVQ       $0x00000040, BX
+	CMPQ       DX, BX
+	CMOVQGT    BX, DX
+	MOVQ       $-1, BX
+	BZHIQ      DX, BX, BX
+	KMOVQ      BX, K1
+	VMOVDQU8.Z 32(AX), K1, Z1
+	VMOVDQU8.Z Z19, K1, Z19
+	VPXORD     Z1, Z19, Z19
+	VMOVDQU8   Z19, K1, 32(CX)
+	VMOVDQU64  Z19, 80(SP)
+
+skip_aead_51:
+	CMPQ       DI, $0x00000060
+	JLS        skip_aead_52
+	MOVQ       DI, DX
+	XORQ       BX, BX
+	SUBQ       $0x00000060, DX
+	CMOVQLT    BX, DX
+	MOVQ       $0x00000040, BX
+	CMPQ       DX, BX
+	CMOVQGT    BX, DX
+	MOVQ       $-1, BX
+	BZHIQ      DX, BX, BX
+	KMOVQ      BX, K1
+	VMOVDQU8.Z 96(AX), K1, Z1
+	VMOVDQU8.Z Z0, K1, Z0
+	VPXORD     Z1, Z0, Z0
+	VMOVDQU8   Z0, K1, 96(CX)
+	VMOVDQU64  Z0, 144(SP)
+
+skip_aead_52:
+	CMPQ       DI, $0x000000a0
+	JLS        skip_aead_53
+	MOVQ       DI, DX
+	XORQ       BX, BX
+	SUBQ       $0x000000a0, DX
+	CMOVQLT    BX, DX
+	MOVQ       $0x00000040, BX
+	CMPQ       DX, BX
+	CMOVQGT    BX, DX
+	MOVQ       $-1, BX
+	BZHIQ      DX, BX, BX
+	KMOVQ      BX, K1
+	VMOVDQU8.Z 160(AX), K1, Z0
+	VMOVDQU8.Z Z17, K1, Z17
+	VPXORD     Z0, Z17, Z17
+	VMOVDQU8   Z17, K1, 160(CX)
+	VMOVDQU64  Z17, 208(SP)
+
+skip_aead_53:
+	CMPQ       DI, $0x000000e0
+	JLS        skip_aead_54
+	MOVQ       DI, DX
+	XORQ       BX, BX
+	SUBQ       $0x000000e0, DX
+	CMOVQLT    BX, DX
+	MOVQ       $0x00000040, BX
+	CMPQ       DX, BX
+	CMOVQGT    BX, DX
+	MOVQ       $-1, BX
+	BZHIQ      DX, BX, BX
+	KMOVQ      BX, K1
+	VMOVDQU8.Z 224(AX), K1, Z0
+	VMOVDQU8.Z Z16, K1, Z16
+	VPXORD     Z0, Z16, Z16
+	VMOVDQU8   Z16, K1, 224(CX)
+	VMOVDQU64  Z16, 272(SP)
+
+skip_aead_54:
+	// The tag.
+	XORQ  DX, DX
+	XORQ  AX, AX
+	XORQ  CX, CX
+	LEAQ  48(SP), BX
+	MOVQ  DI, SI
+	SHRQ  $0x04, SI
+	ANDQ  $0x0f, DI
+	TESTQ SI, SI
+	JZ    secretboxAVX512x4Seal_ct_done
+
+secretboxAVX512x4Seal_ct:
+	ADDQ  (BX), DX
+	ADCQ  8(BX), AX
+	ADCQ  $0x01, CX
+	MULXQ 8(SP), R8, R9
+	MULXQ 16(SP), R11, R10
+	MOVQ  AX, DX
+	ADDQ  R11, R9
+	ADCQ  $0x00, R10
+	MULXQ 24(SP), R11, AX
+	ADDQ  R11, R8
+	ADCQ  AX, R9
+	ADCQ  $0x00, R10
+	MULXQ 8(SP), R11, AX
+	ADDQ  R11, R9
+	ADCQ  AX, R10
+	MOVQ  CX, R11
+	IMULQ 24(SP), R11
+	IMULQ 8(SP), CX
+	ADDQ  R11, R9
+	ADCQ  CX, R10
+	MOVQ  R8, DX
+	MOVQ  R9, AX
+	MOVQ  R10, CX
+	ANDQ  $0x03, CX
+	ANDQ  $-4, R10
+	ADDQ  R10, DX
+	ADCQ  $0x00, AX
+	ADCQ  $0x00, CX
+	SHRQ  $0x02, R10
+	ADDQ  R10, DX
+	ADCQ  $0x00, AX
+	ADCQ  $0x00, CX
+	ADDQ  $0x10, BX
+	DECQ  SI
+	JNZ   secretboxAVX512x4Seal_ct
+
+secretboxAVX512x4Seal_ct_done:
+	TESTQ   DI, DI
+	JZ      secretboxAVX512x4Seal_last_none
+	MOVQ    DI, R8
+	SHLQ    $0x03, R8
+	MOVQ    $0x00000001, SI
+	SHLXQ   R8, SI, SI
+	XORQ    R8, R8
+	XORQ    R9, R9
+	CMPQ    DI, $0x08
+	CMOVQCS SI, R8
+	CMOVQCC SI, R9
+	ADDQ    (BX), R8
+	ADCQ    8(BX), R9
+	ADDQ    R8, DX
+	ADCQ    R9, AX
+	ADCQ    $0x00, CX
+	MULXQ   8(SP), BX, SI
+	MULXQ   16(SP), R8, DI
+	MOVQ    AX, DX
+	ADDQ    R8, SI
+	ADCQ    $0x00, DI
+	MULXQ   24(SP), R8, AX
+	ADDQ    R8, BX
+	ADCQ    AX, SI
+	ADCQ    $0x00, DI
+	MULXQ   8(SP), R8, AX
+	ADDQ    R8, SI
+	ADCQ    AX, DI
+	MOVQ    CX, R8
+	IMULQ   24(SP), R8
+	IMULQ   8(SP), CX
+	ADDQ    R8, SI
+	ADCQ    CX, DI
+	MOVQ    BX, DX
+	MOVQ    SI, AX
+	MOVQ    DI, CX
+	ANDQ    $0x03, CX
+	ANDQ    $-4, DI
+	ADDQ    DI, DX
+	ADCQ    $0x00, AX
+	ADCQ    $0x00, CX
+	SHRQ    $0x02, DI
+	ADDQ    DI, DX
+	ADCQ    $0x00, AX
+	ADCQ    $0x00, CX
+
+secretboxAVX512x4Seal_last_none:
+	MOVQ CX, BX
+	SHRQ $0x02, BX
+	ANDQ $0x03, CX
+	LEAQ (BX)(BX*4), BX
+	ADDQ BX, DX
+	ADCQ $0x00, AX
+	ADCQ $0x00, CX
+	MOVQ DX, BX
+	MOVQ AX, SI
+	ADDQ $0x05, BX
+	ADCQ $0x00, SI
+	ADCQ $0x00, CX
+	SHRQ $0x02, CX
+	NEGQ CX
+	XORQ DX, BX
+	XORQ AX, SI
+	ANDQ CX, BX
+	ANDQ CX, SI
+	XORQ BX, DX
+	XORQ SI, AX
+	ADDQ 32(SP), DX
+	ADCQ 40(SP), AX
+	MOVQ tag+64(FP), CX
+	MOVQ DX, (CX)
+	MOVQ AX, 8(CX)
+	VZEROUPPER
+	RET
+
+// func secretboxAVX512x4Open(s *[16]uint32, rounds int, dst []byte, src []byte, tag *[16]byte) bool
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, BMI2, CMOV
+TEXT ·secretboxAVX512x4Open(SB), $704-73
+	MOVQ            s+0(FP), AX
+	MOVQ            rounds+8(FP), CX
+	SHRQ            $0x01, CX
+	MOVQ            CX, (SP)
+	MOVL            $0x00002222, CX
+	KMOVW           CX, K1
+	MOVL            $0x00004444, CX
+	KMOVW           CX, K2
+	MOVL            $0x00008888, CX
+	KMOVW           CX, K3
+	VMOVDQU32       (AX), X0
+	VMOVDQU32       16(AX), X1
+	VMOVDQU32       32(AX), X2
+	VMOVDQU32       48(AX), X3
+	VPBLENDMD       X1, X0, K1, X4
+	VPBLENDMD       X2, X4, K2, X4
+	VPBLENDMD       X3, X4, K3, X4
+	VPBLENDMD       X2, X1, K1, X5
+	VPBLENDMD       X3, X5, K2, X5
+	VPBLENDMD       X0, X5, K3, X5
+	VPBLENDMD       X3, X2, K1, X6
+	VPBLENDMD       X0, X6, K2, X6
+	VPBLENDMD       X1, X6, K3, X6
+	VPBLENDMD       X0, X3, K1, X7
+	VPBLENDMD       X1, X7, K2, X7
+	VPBLENDMD       X2, X7, K3, X7
+	VPADDD          row0_1_arx<>+0(SB), X6, X6
+	VMOVDQA32       X4, X0
+	VMOVDQA32       X5, X1
+	VMOVDQA32       X6, X2
+	VMOVDQA32       X7, X3
+	VBROADCASTI32X4 (AX), Z20
+	VBROADCASTI32X4 16(AX), Z21
+	VBROADCASTI32X4 32(AX), Z22
+	VBROADCASTI32X4 48(AX), Z23
+	VPBLENDMD       Z21, Z20, K1, Z8
+	VPBLENDMD       Z22, Z8, K2, Z8
+	VPBLENDMD       Z23, Z8, K3, Z8
+	VPBLENDMD       Z22, Z21, K1, Z9
+	VPBLENDMD       Z23, Z9, K2, Z9
+	VPBLENDMD       Z20, Z9, K3, Z9
+	VPBLENDMD       Z23, Z22, K1, Z10
+	VPBLENDMD       Z20, Z10, K2, Z10
+	VPBLENDMD       Z21, Z10, K3, Z10
+	VPBLENDMD       Z20, Z23, K1, Z11
+	VPBLENDMD       Z21, Z11, K2, Z11
+	VPBLENDMD       Z22, Z11, K3, Z11
+	VPADDD          row1_1_arx<>+0(SB), Z10, Z10
+	VMOVDQA32       Z8, Z22
+	VMOVDQA32       Z9, Z23
+	VMOVDQA32       Z10, Z24
+	VMOVDQA32       Z11, Z25
+
+	// The double rounds, the scalar block's beside the vector groups'.
+secretboxAVX512x4Open_rounds:
+	VPADDD     X3, X0, X20
+	VPSLLD     $0x07, X20, X21
+	VPSRLD     $0x19, X20, X20
+	VPTERNLOGD $0x96, X21, X20, X1
+	VPADDD     X0, X1, X20
+	VPSLLD     $0x09, X20, X21
+	VPSRLD     $0x17, X20, X20
+	VPTERNLOGD $0x96, X21, X20, X2
+	VPADDD     X1, X2, X20
+	VPSLLD     $0x0d, X20, X21
+	VPSRLD     $0x13, X20, X20
+	VPTERNLOGD $0x96, X21, X20, X3
+	VPADDD     X2, X3, X20
+	VPSLLD     $0x12, X20, X21
+	VPSRLD     $0x0e, X20, X20
+	VPTERNLOGD $0x96, X21, X20, X0
+	VPADDD     Z25, Z22, Z20
+	VPROLD     $0x07, Z20, Z20
+	VPXORD     Z20, Z23, Z23
+	VPADDD     Z22, Z23, Z20
+	VPROLD     $0x09, Z20, Z20
+	VPXORD     Z20, Z24, Z24
+	VPADDD     Z23, Z24, Z20
+	VPROLD     $0x0d, Z20, Z20
+	VPXORD     Z20, Z25, Z25
+	VPADDD     Z24, Z25, Z20
+	VPROLD     $0x12, Z20, Z20
+	VPXORD     Z20, Z22, Z22
+	VPSHUFD    $0x39, X3, X3
+	VPSHUFD    $0x4e, X2, X2
+	VPSHUFD    $0x93, X1, X1
+	VPSHUFD    $0x39, Z25, Z25
+	VPSHUFD    $0x4e, Z24, Z24
+	VPSHUFD    $0x93, Z23, Z23
+	VPADDD     X1, X0, X20
+	VPSLLD     $0x07, X20, X21
+	VPSRLD     $0x19, X20, X20
+	VPTERNLOGD $0x96, X21, X20, X3
+	VPADDD     X0, X3, X20
+	VPSLLD     $0x09, X20, X21
+	VPSRLD     $0x17, X20, X20
+	VPTERNLOGD $0x96, X21, X20, X2
+	VPADDD     X3, X2, X20
+	VPSLLD     $0x0d, X20, X21
+	VPSRLD     $0x13, X20, X20
+	VPTERNLOGD $0x96, X21, X20, X1
+	VPADDD     X2, X1, X20
+	VPSLLD     $0x12, X20, X21
+	VPSRLD     $0x0e, X20, X20
+	VPTERNLOGD $0x96, X21, X20, X0
+	VPADDD     Z23, Z22, Z20
+	VPROLD     $0x07, Z20, Z20
+	VPXORD     Z20, Z25, Z25
+	VPADDD     Z22, Z25, Z20
+	VPROLD     $0x09, Z20, Z20
+	VPXORD     Z20, Z24, Z24
+	VPADDD     Z25, Z24, Z20
+	VPROLD     $0x0d, Z20, Z20
+	VPXORD     Z20, Z23, Z23
+	VPADDD     Z24, Z23, Z20
+	VPROLD     $0x12, Z20, Z20
+	VPXORD     Z20, Z22, Z22
+	VPSHUFD    $0x93, X3, X3
+	VPSHUFD    $0x4e, X2, X2
+	VPSHUFD    $0x39, X1, X1
+	VPSHUFD    $0x93, Z25, Z25
+	VPSHUFD    $0x4e, Z24, Z24
+	VPSHUFD    $0x39, Z23, Z23
+	DECQ       (SP)
+	JNZ        secretboxAVX512x4Open_rounds
+
+	// The one-time key: block 0's first 32 bytes.
+	VPADDD    X4, X0, X0
+	VPADDD    X5, X1, X1
+	VPADDD    X6, X2, X2
+	VPADDD    X7, X3, X3
+	VPBLENDMD X3, X0, K1, X12
+	VPBLENDMD X2, X12, K2, X12
+	VPBLENDMD X1, X12, K3, X12
+	VPBLENDMD X0, X1, K1, X13
+	VPBLENDMD X3, X13, K2, X13
+	VPBLENDMD X2, X13, K3, X13
+	VPBLENDMD X1, X2, K1, X14
+	VPBLENDMD X0, X14, K2, X14
+	VPBLENDMD X3, X14, K3, X14
+	VPBLENDMD X2, X3, K1, X15
+	VPBLENDMD X1, X15, K2, X15
+	VPBLENDMD X0, X15, K3, X15
+	VPADDD    Z8, Z22, Z22
+	VPADDD    Z9, Z23, Z23
+	VPADDD    Z10, Z24, Z24
+	VPADDD    Z11, Z25, Z25
+	VPBLENDMD Z25, Z22, K1, Z16
+	VPBLENDMD Z24, Z16, K2, Z16
+	VPBLENDMD Z23, Z16, K3, Z16
+	VPBLENDMD Z22, Z23, K1, Z17
+	VPBLENDMD Z25, Z17, K2, Z17
+	VPBLENDMD Z24, Z17, K3, Z17
+	VPBLENDMD Z23, Z24, K1, Z18
+	VPBLENDMD Z22, Z18, K2, Z18
+	VPBLENDMD Z25, Z18, K3, Z18
+	VPBLENDMD Z24, Z25, K1, Z19
+	VPBLENDMD Z23, Z19, K2, Z19
+	VPBLENDMD Z22, Z19, K3, Z19
+	VMOVQ     X12, AX
+	VPEXTRQ   $0x01, X12, CX
+	VMOVQ     X13, DX
+	VPEXTRQ   $0x01, X13, BX
+	MOVQ      $0x0ffffffc0fffffff, SI
+	ANDQ      SI, AX
+	MOVQ      $0x0ffffffc0ffffffc, SI
+	ANDQ      SI, CX
+	MOVQ      AX, 8(SP)
+	MOVQ      CX, 16(SP)
+	MOVQ      CX, SI
+	SHRQ      $0x02, SI
+	ADDQ      CX, SI
+	MOVQ      SI, 24(SP)
+	MOVQ      DX, 32(SP)
+	MOVQ      BX, 40(SP)
+	MOVQ      src_base+40(FP), AX
+	MOVQ      dst_base+16(FP), CX
+	MOVQ      src_len+48(FP), DI
+
+	// Key stream out: XOR and store (seal), or kept (open).
+	CMPQ       DI, $0x00000000
+	JLS        skip_aead_55
+	MOVQ       DI, CX
+	XORQ       DX, DX
+	SUBQ       $0x00000000, CX
+	CMOVQLT    DX, CX
+	MOVQ       $0x00000040, DX
+	CMPQ       CX, DX
+	CMOVQGT    DX, CX
+	MOVQ       $-1, DX
+	BZHIQ      CX, DX, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z (AX), K1, X0
+	VMOVDQU64  X0, 48(SP)
+	VMOVDQU64  X14, 384(SP)
+
+skip_aead_55:
+	CMPQ       DI, $0x00000010
+	JLS        skip_aead_56
+	MOVQ       DI, CX
+	XORQ       DX, DX
+	SUBQ       $0x00000010, CX
+	CMOVQLT    DX, CX
+	MOVQ       $0x00000040, DX
+	CMPQ       CX, DX
+	CMOVQGT    DX, CX
+	MOVQ       $-1, DX
+	BZHIQ      CX, DX, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 16(AX), K1, X0
+	VMOVDQU64  X0, 64(SP)
+	VMOVDQU64  X15, 400(SP)
+
+skip_aead_56:
+	VSHUFI32X4 $0x44, Z17, Z16, Z0
+	VSHUFI32X4 $0xee, Z17, Z16, Z16
+	VSHUFI32X4 $0x44, Z19, Z18, Z17
+	VSHUFI32X4 $0xee, Z19, Z18, Z18
+	VSHUFI32X4 $0x88, Z17, Z0, Z19
+	VSHUFI32X4 $0xdd, Z17, Z0, Z0
+	VSHUFI32X4 $0x88, Z18, Z16, Z17
+	VSHUFI32X4 $0xdd, Z18, Z16, Z16
+	CMPQ       DI, $0x00000020
+	JLS        skip_aead_57
+	MOVQ       DI, CX
+	XORQ       DX, DX
+	SUBQ       $0x00000020, CX
+	CMOVQLT    DX, CX
+	MOVQ       $0x00000040, DX
+	CMPQ       CX, DX
+	CMOVQGT    DX, CX
+	MOVQ       $-1, DX
+	BZHIQ      CX, DX, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 32(AX), K1, Z1
+	VMOVDQU64  Z1, 80(SP)
+	VMOVDQU64  Z19, 416(SP)
+
+skip_aead_57:
+	CMPQ       DI, $0x00000060
+	JLS        skip_aead_58
+	MOVQ       DI, CX
+	XORQ       DX, DX
+	SUBQ       $0x00000060, CX
+	CMOVQLT    DX, CX
+	MOVQ       $0x00000040, DX
+	CMPQ       CX, DX
+	CMOVQGT    DX, CX
+	MOVQ       $-1, DX
+	BZHIQ      CX, DX, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 96(AX), K1, Z1
+	VMOVDQU64  Z1, 144(SP)
+	VMOVDQU64  Z0, 480(SP)
+
+skip_aead_58:
+	CMPQ       DI, $0x000000a0
+	JLS        skip_aead_59
+	MOVQ       DI, CX
+	XORQ       DX, DX
+	SUBQ       $0x000000a0, CX
+	CMOVQLT    DX, CX
+	MOVQ       $0x00000040, DX
+	CMPQ       CX, DX
+	CMOVQGT    DX, CX
+	MOVQ       $-1, DX
+	BZHIQ      CX, DX, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 160(AX), K1, Z0
+	VMOVDQU64  Z0, 208(SP)
+	VMOVDQU64  Z17, 544(SP)
+
+skip_aead_59:
+	CMPQ       DI, $0x000000e0
+	JLS        skip_aead_60
+	MOVQ       DI, CX
+	XORQ       DX, DX
+	SUBQ       $0x000000e0, CX
+	CMOVQLT    DX, CX
+	MOVQ       $0x00000040, DX
+	CMPQ       CX, DX
+	CMOVQGT    DX, CX
+	MOVQ       $-1, DX
+	BZHIQ      CX, DX, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 224(AX), K1, Z0
+	VMOVDQU64  Z0, 272(SP)
+	VMOVDQU64  Z16, 608(SP)
+
+skip_aead_60:
+	// The tag.
+	XORQ  DX, DX
+	XORQ  AX, AX
+	XORQ  CX, CX
+	LEAQ  48(SP), BX
+	MOVQ  DI, SI
+	SHRQ  $0x04, SI
+	ANDQ  $0x0f, DI
+	TESTQ SI, SI
+	JZ    secretboxAVX512x4Open_ct_done
+
+secretboxAVX512x4Open_ct:
+	ADDQ  (BX), DX
+	ADCQ  8(BX), AX
+	ADCQ  $0x01, CX
+	MULXQ 8(SP), R8, R9
+	MULXQ 16(SP), R11, R10
+	MOVQ  AX, DX
+	ADDQ  R11, R9
+	ADCQ  $0x00, R10
+	MULXQ 24(SP), R11, AX
+	ADDQ  R11, R8
+	ADCQ  AX, R9
+	ADCQ  $0x00, R10
+	MULXQ 8(SP), R11, AX
+	ADDQ  R11, R9
+	ADCQ  AX, R10
+	MOVQ  CX, R11
+	IMULQ 24(SP), R11
+	IMULQ 8(SP), CX
+	ADDQ  R11, R9
+	ADCQ  CX, R10
+	MOVQ  R8, DX
+	MOVQ  R9, AX
+	MOVQ  R10, CX
+	ANDQ  $0x03, CX
+	ANDQ  $-4, R10
+	ADDQ  R10, DX
+	ADCQ  $0x00, AX
+	ADCQ  $0x00, CX
+	SHRQ  $0x02, R10
+	ADDQ  R10, DX
+	ADCQ  $0x00, AX
+	ADCQ  $0x00, CX
+	ADDQ  $0x10, BX
+	DECQ  SI
+	JNZ   secretboxAVX512x4Open_ct
+
+secretboxAVX512x4Open_ct_done:
+	TESTQ   DI, DI
+	JZ      secretboxAVX512x4Open_last_none
+	MOVQ    DI, R8
+	SHLQ    $0x03, R8
+	MOVQ    $0x00000001, SI
+	SHLXQ   R8, SI, SI
+	XORQ    R8, R8
+	XORQ    R9, R9
+	CMPQ    DI, $0x08
+	CMOVQCS SI, R8
+	CMOVQCC SI, R9
+	ADDQ    (BX), R8
+	ADCQ    8(BX), R9
+	ADDQ    R8, DX
+	ADCQ    R9, AX
+	ADCQ    $0x00, CX
+	MULXQ   8(SP), BX, SI
+	MULXQ   16(SP), R8, DI
+	MOVQ    AX, DX
+	ADDQ    R8, SI
+	ADCQ    $0x00, DI
+	MULXQ   24(SP), R8, AX
+	ADDQ    R8, BX
+	ADCQ    AX, SI
+	ADCQ    $0x00, DI
+	MULXQ   8(SP), R8, AX
+	ADDQ    R8, SI
+	ADCQ    AX, DI
+	MOVQ    CX, R8
+	IMULQ   24(SP), R8
+	IMULQ   8(SP), CX
+	ADDQ    R8, SI
+	ADCQ    CX, DI
+	MOVQ    BX, DX
+	MOVQ    SI, AX
+	MOVQ    DI, CX
+	ANDQ    $0x03, CX
+	ANDQ    $-4, DI
+	ADDQ    DI, DX
+	ADCQ    $0x00, AX
+	ADCQ    $0x00, CX
+	SHRQ    $0x02, DI
+	ADDQ    DI, DX
+	ADCQ    $0x00, AX
+	ADCQ    $0x00, CX
+
+secretboxAVX512x4Open_last_none:
+	MOVQ CX, BX
+	SHRQ $0x02, BX
+	ANDQ $0x03, CX
+	LEAQ (BX)(BX*4), BX
+	ADDQ BX, DX
+	ADCQ $0x00, AX
+	ADCQ $0x00, CX
+	MOVQ DX, BX
+	MOVQ AX, SI
+	ADDQ $0x05, BX
+	ADCQ $0x00, SI
+	ADCQ $0x00, CX
+	SHRQ $0x02, CX
+	NEGQ CX
+	XORQ DX, BX
+	XORQ AX, SI
+	ANDQ CX, BX
+	ANDQ CX, SI
+	XORQ BX, DX
+	XORQ SI, AX
+	ADDQ 32(SP), DX
+	ADCQ 40(SP), AX
+	MOVQ tag+64(FP), CX
+
+	// Compare in constant time; only a valid tag lets plaintext out.
+	XORQ      (CX), DX
+	XORQ      8(CX), AX
+	ORQ       DX, AX
+	SETEQ     CL
+	MOVB      CL, ret+72(FP)
+	TESTQ     AX, AX
+	JNZ       secretboxAVX512x4Open_done
+	MOVQ      src_len+48(FP), AX
+	MOVQ      dst_base+16(FP), CX
+	CMPQ      AX, $0x00000000
+	JLS       skip_aead_61
+	MOVQ      AX, DX
+	XORQ      BX, BX
+	SUBQ      $0x00000000, DX
+	CMOVQLT   BX, DX
+	MOVQ      $0x00000040, BX
+	CMPQ      DX, BX
+	CMOVQGT   BX, DX
+	MOVQ      $-1, BX
+	BZHIQ     DX, BX, BX
+	KMOVQ     BX, K1
+	VMOVDQU64 384(SP), X0
+	VPXORD    48(SP), X0, X0
+	VMOVDQU8  X0, K1, (CX)
+
+skip_aead_61:
+	CMPQ      AX, $0x00000010
+	JLS       skip_aead_62
+	MOVQ      AX, DX
+	XORQ      BX, BX
+	SUBQ      $0x00000010, DX
+	CMOVQLT   BX, DX
+	MOVQ      $0x00000040, BX
+	CMPQ      DX, BX
+	CMOVQGT   BX, DX
+	MOVQ      $-1, BX
+	BZHIQ     DX, BX, BX
+	KMOVQ     BX, K1
+	VMOVDQU64 400(SP), X0
+	VPXORD    64(SP), X0, X0
+	VMOVDQU8  X0, K1, 16(CX)
+
+skip_aead_62:
+	CMPQ      AX, $0x00000020
+	JLS       skip_aead_63
+	MOVQ      AX, DX
+	XORQ      BX, BX
+	SUBQ      $0x00000020, DX
+	CMOVQLT   BX, DX
+	MOVQ      $0x00000040, BX
+	CMPQ      DX, BX
+	CMOVQGT   BX, DX
+	MOVQ      $-1, BX
+	BZHIQ     DX, BX, BX
+	KMOVQ     BX, K1
+	VMOVDQU64 416(SP), Z0
+	VPXORD    80(SP), Z0, Z0
+	VMOVDQU8  Z0, K1, 32(CX)
+
+skip_aead_63:
+	CMPQ      AX, $0x00000060
+	JLS       skip_aead_64
+	MOVQ      AX, DX
+	XORQ      BX, BX
+	SUBQ      $0x00000060, DX
+	CMOVQLT   BX, DX
+	MOVQ      $0x00000040, BX
+	CMPQ      DX, BX
+	CMOVQGT   BX, DX
+	MOVQ      $-1, BX
+	BZHIQ     DX, BX, BX
+	KMOVQ     BX, K1
+	VMOVDQU64 480(SP), Z0
+	VPXORD    144(SP), Z0, Z0
+	VMOVDQU8  Z0, K1, 96(CX)
+
+skip_aead_64:
+	CMPQ      AX, $0x000000a0
+	JLS       skip_aead_65
+	MOVQ      AX, DX
+	XORQ      BX, BX
+	SUBQ      $0x000000a0, DX
+	CMOVQLT   BX, DX
+	MOVQ      $0x00000040, BX
+	CMPQ      DX, BX
+	CMOVQGT   BX, DX
+	MOVQ      $-1, BX
+	BZHIQ     DX, BX, BX
+	KMOVQ     BX, K1
+	VMOVDQU64 544(SP), Z0
+	VPXORD    208(SP), Z0, Z0
+	VMOVDQU8  Z0, K1, 160(CX)
+
+skip_aead_65:
+	CMPQ      AX, $0x000000e0
+	JLS       skip_aead_66
+	XORQ      DX, DX
+	SUBQ      $0x000000e0, AX
+	CMOVQLT   DX, AX
+	MOVQ      $0x00000040, DX
+	CMPQ      AX, DX
+	CMOVQGT   DX, AX
+	MOVQ      $-1, DX
+	BZHIQ     AX, DX, DX
+	KMOVQ     DX, K1
+	VMOVDQU64 608(SP), Z0
+	VPXORD    272(SP), Z0, Z0
+	VMOVDQU8  Z0, K1, 224(CX)
+
+skip_aead_66:
+secretboxAVX512x4Open_done:
+	VZEROUPPER
+	RET
+
 // func secretboxAVX512x7Seal(s *[16]uint32, rounds int, dst []byte, src []byte, tag *[16]byte)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, BMI2, CMOV
 TEXT ·secretboxAVX512x7Seal(SB), $576-72
@@ -3928,7 +4885,7 @@ secretboxAVX512x7Seal_rounds:
 	VSHUFI32X4    $0xdd, Z14, Z12, Z12
 	VEXTRACTI64X4 $0x01, Z15, Y1
 	CMPQ          DI, $0x00000000
-	JLS           skip_aead_49
+	JLS           skip_aead_67
 	MOVQ          DI, DX
 	XORQ          BX, BX
 	SUBQ          $0x00000000, DX
@@ -3945,9 +4902,9 @@ secretboxAVX512x7Seal_rounds:
 	VMOVDQU8      Y1, K1, (CX)
 	VMOVDQU64     Y1, 48(SP)
 
-skip_aead_49:
+skip_aead_67:
 	CMPQ       DI, $0x00000020
-	JLS        skip_aead_50
+	JLS        skip_aead_68
 	MOVQ       DI, DX
 	XORQ       BX, BX
 	SUBQ       $0x00000020, DX
@@ -3964,9 +4921,9 @@ skip_aead_49:
 	VMOVDQU8   Z0, K1, 32(CX)
 	VMOVDQU64  Z0, 80(SP)
 
-skip_aead_50:
+skip_aead_68:
 	CMPQ       DI, $0x00000060
-	JLS        skip_aead_51
+	JLS        skip_aead_69
 	MOVQ       DI, DX
 	XORQ       BX, BX
 	SUBQ       $0x00000060, DX
@@ -3983,9 +4940,9 @@ skip_aead_50:
 	VMOVDQU8   Z13, K1, 96(CX)
 	VMOVDQU64  Z13, 144(SP)
 
-skip_aead_51:
+skip_aead_69:
 	CMPQ       DI, $0x000000a0
-	JLS        skip_aead_52
+	JLS        skip_aead_70
 	MOVQ       DI, DX
 	XORQ       BX, BX
 	SUBQ       $0x000000a0, DX
@@ -4002,7 +4959,7 @@ skip_aead_51:
 	VMOVDQU8   Z12, K1, 160(CX)
 	VMOVDQU64  Z12, 208(SP)
 
-skip_aead_52:
+skip_aead_70:
 	VSHUFI32X4 $0x44, Z17, Z16, Z0
 	VSHUFI32X4 $0xee, Z17, Z16, Z16
 	VSHUFI32X4 $0x44, Z19, Z18, Z17
@@ -4012,7 +4969,7 @@ skip_aead_52:
 	VSHUFI32X4 $0x88, Z18, Z16, Z17
 	VSHUFI32X4 $0xdd, Z18, Z16, Z16
 	CMPQ       DI, $0x000000e0
-	JLS        skip_aead_53
+	JLS        skip_aead_71
 	MOVQ       DI, DX
 	XORQ       BX, BX
 	SUBQ       $0x000000e0, DX
@@ -4029,9 +4986,9 @@ skip_aead_52:
 	VMOVDQU8   Z19, K1, 224(CX)
 	VMOVDQU64  Z19, 272(SP)
 
-skip_aead_53:
+skip_aead_71:
 	CMPQ       DI, $0x00000120
-	JLS        skip_aead_54
+	JLS        skip_aead_72
 	MOVQ       DI, DX
 	XORQ       BX, BX
 	SUBQ       $0x00000120, DX
@@ -4048,9 +5005,9 @@ skip_aead_53:
 	VMOVDQU8   Z0, K1, 288(CX)
 	VMOVDQU64  Z0, 336(SP)
 
-skip_aead_54:
+skip_aead_72:
 	CMPQ       DI, $0x00000160
-	JLS        skip_aead_55
+	JLS        skip_aead_73
 	MOVQ       DI, DX
 	XORQ       BX, BX
 	SUBQ       $0x00000160, DX
@@ -4067,9 +5024,9 @@ skip_aead_54:
 	VMOVDQU8   Z17, K1, 352(CX)
 	VMOVDQU64  Z17, 400(SP)
 
-skip_aead_55:
+skip_aead_73:
 	CMPQ       DI, $0x000001a0
-	JLS        skip_aead_56
+	JLS        skip_aead_74
 	MOVQ       DI, DX
 	XORQ       BX, BX
 	SUBQ       $0x000001a0, DX
@@ -4086,7 +5043,7 @@ skip_aead_55:
 	VMOVDQU8   Z16, K1, 416(CX)
 	VMOVDQU64  Z16, 464(SP)
 
-skip_aead_56:
+skip_aead_74:
 	// The tag.
 	XORQ  DX, DX
 	XORQ  AX, AX
@@ -4414,7 +5371,7 @@ secretboxAVX512x7Open_rounds:
 	VSHUFI32X4    $0xdd, Z14, Z12, Z12
 	VEXTRACTI64X4 $0x01, Z15, Y1
 	CMPQ          DI, $0x00000000
-	JLS           skip_aead_57
+	JLS           skip_aead_75
 	MOVQ          DI, CX
 	XORQ          DX, DX
 	SUBQ          $0x00000000, CX
@@ -4429,9 +5386,9 @@ secretboxAVX512x7Open_rounds:
 	VMOVDQU64     Y2, 48(SP)
 	VMOVDQU64     Y1, 576(SP)
 
-skip_aead_57:
+skip_aead_75:
 	CMPQ       DI, $0x00000020
-	JLS        skip_aead_58
+	JLS        skip_aead_76
 	MOVQ       DI, CX
 	XORQ       DX, DX
 	SUBQ       $0x00000020, CX
@@ -4446,9 +5403,9 @@ skip_aead_57:
 	VMOVDQU64  Z1, 80(SP)
 	VMOVDQU64  Z0, 608(SP)
 
-skip_aead_58:
+skip_aead_76:
 	CMPQ       DI, $0x00000060
-	JLS        skip_aead_59
+	JLS        skip_aead_77
 	MOVQ       DI, CX
 	XORQ       DX, DX
 	SUBQ       $0x00000060, CX
@@ -4463,9 +5420,9 @@ skip_aead_58:
 	VMOVDQU64  Z0, 144(SP)
 	VMOVDQU64  Z13, 672(SP)
 
-skip_aead_59:
+skip_aead_77:
 	CMPQ       DI, $0x000000a0
-	JLS        skip_aead_60
+	JLS        skip_aead_78
 	MOVQ       DI, CX
 	XORQ       DX, DX
 	SUBQ       $0x000000a0, CX
@@ -4480,7 +5437,7 @@ skip_aead_59:
 	VMOVDQU64  Z0, 208(SP)
 	VMOVDQU64  Z12, 736(SP)
 
-skip_aead_60:
+skip_aead_78:
 	VSHUFI32X4 $0x44, Z17, Z16, Z0
 	VSHUFI32X4 $0xee, Z17, Z16, Z16
 	VSHUFI32X4 $0x44, Z19, Z18, Z17
@@ -4490,7 +5447,7 @@ skip_aead_60:
 	VSHUFI32X4 $0x88, Z18, Z16, Z17
 	VSHUFI32X4 $0xdd, Z18, Z16, Z16
 	CMPQ       DI, $0x000000e0
-	JLS        skip_aead_61
+	JLS        skip_aead_79
 	MOVQ       DI, CX
 	XORQ       DX, DX
 	SUBQ       $0x000000e0, CX
@@ -4505,9 +5462,9 @@ skip_aead_60:
 	VMOVDQU64  Z1, 272(SP)
 	VMOVDQU64  Z19, 800(SP)
 
-skip_aead_61:
+skip_aead_79:
 	CMPQ       DI, $0x00000120
-	JLS        skip_aead_62
+	JLS        skip_aead_80
 	MOVQ       DI, CX
 	XORQ       DX, DX
 	SUBQ       $0x00000120, CX
@@ -4522,9 +5479,9 @@ skip_aead_61:
 	VMOVDQU64  Z1, 336(SP)
 	VMOVDQU64  Z0, 864(SP)
 
-skip_aead_62:
+skip_aead_80:
 	CMPQ       DI, $0x00000160
-	JLS        skip_aead_63
+	JLS        skip_aead_81
 	MOVQ       DI, CX
 	XORQ       DX, DX
 	SUBQ       $0x00000160, CX
@@ -4539,9 +5496,9 @@ skip_aead_62:
 	VMOVDQU64  Z0, 400(SP)
 	VMOVDQU64  Z17, 928(SP)
 
-skip_aead_63:
+skip_aead_81:
 	CMPQ       DI, $0x000001a0
-	JLS        skip_aead_64
+	JLS        skip_aead_82
 	MOVQ       DI, CX
 	XORQ       DX, DX
 	SUBQ       $0x000001a0, CX
@@ -4556,7 +5513,7 @@ skip_aead_63:
 	VMOVDQU64  Z0, 464(SP)
 	VMOVDQU64  Z16, 992(SP)
 
-skip_aead_64:
+skip_aead_82:
 	// The tag.
 	XORQ  DX, DX
 	XORQ  AX, AX
@@ -4688,7 +5645,7 @@ secretboxAVX512x7Open_last_none:
 	MOVQ      src_len+48(FP), AX
 	MOVQ      dst_base+16(FP), CX
 	CMPQ      AX, $0x00000000
-	JLS       skip_aead_65
+	JLS       skip_aead_83
 	MOVQ      AX, DX
 	XORQ      BX, BX
 	SUBQ      $0x00000000, DX
@@ -4703,9 +5660,9 @@ secretboxAVX512x7Open_last_none:
 	VPXORD    48(SP), Y0, Y0
 	VMOVDQU8  Y0, K1, (CX)
 
-skip_aead_65:
+skip_aead_83:
 	CMPQ      AX, $0x00000020
-	JLS       skip_aead_66
+	JLS       skip_aead_84
 	MOVQ      AX, DX
 	XORQ      BX, BX
 	SUBQ      $0x00000020, DX
@@ -4720,9 +5677,9 @@ skip_aead_65:
 	VPXORD    80(SP), Z0, Z0
 	VMOVDQU8  Z0, K1, 32(CX)
 
-skip_aead_66:
+skip_aead_84:
 	CMPQ      AX, $0x00000060
-	JLS       skip_aead_67
+	JLS       skip_aead_85
 	MOVQ      AX, DX
 	XORQ      BX, BX
 	SUBQ      $0x00000060, DX
@@ -4737,9 +5694,9 @@ skip_aead_66:
 	VPXORD    144(SP), Z0, Z0
 	VMOVDQU8  Z0, K1, 96(CX)
 
-skip_aead_67:
+skip_aead_85:
 	CMPQ      AX, $0x000000a0
-	JLS       skip_aead_68
+	JLS       skip_aead_86
 	MOVQ      AX, DX
 	XORQ      BX, BX
 	SUBQ      $0x000000a0, DX
@@ -4754,9 +5711,9 @@ skip_aead_67:
 	VPXORD    208(SP), Z0, Z0
 	VMOVDQU8  Z0, K1, 160(CX)
 
-skip_aead_68:
+skip_aead_86:
 	CMPQ      AX, $0x000000e0
-	JLS       skip_aead_69
+	JLS       skip_aead_87
 	MOVQ      AX, DX
 	XORQ      BX, BX
 	SUBQ      $0x000000e0, DX
@@ -4771,9 +5728,9 @@ skip_aead_68:
 	VPXORD    272(SP), Z0, Z0
 	VMOVDQU8  Z0, K1, 224(CX)
 
-skip_aead_69:
+skip_aead_87:
 	CMPQ      AX, $0x00000120
-	JLS       skip_aead_70
+	JLS       skip_aead_88
 	MOVQ      AX, DX
 	XORQ      BX, BX
 	SUBQ      $0x00000120, DX
@@ -4788,9 +5745,9 @@ skip_aead_69:
 	VPXORD    336(SP), Z0, Z0
 	VMOVDQU8  Z0, K1, 288(CX)
 
-skip_aead_70:
+skip_aead_88:
 	CMPQ      AX, $0x00000160
-	JLS       skip_aead_71
+	JLS       skip_aead_89
 	MOVQ      AX, DX
 	XORQ      BX, BX
 	SUBQ      $0x00000160, DX
@@ -4805,9 +5762,9 @@ skip_aead_70:
 	VPXORD    400(SP), Z0, Z0
 	VMOVDQU8  Z0, K1, 352(CX)
 
-skip_aead_71:
+skip_aead_89:
 	CMPQ      AX, $0x000001a0
-	JLS       skip_aead_72
+	JLS       skip_aead_90
 	XORQ      DX, DX
 	SUBQ      $0x000001a0, AX
 	CMOVQLT   DX, AX
@@ -4821,7 +5778,7 @@ skip_aead_71:
 	VPXORD    464(SP), Z0, Z0
 	VMOVDQU8  Z0, K1, 416(CX)
 
-skip_aead_72:
+skip_aead_90:
 secretboxAVX512x7Open_done:
 	VZEROUPPER
 	RET

@@ -59,6 +59,17 @@ func secretboxAVX512x3Seal(s *[16]uint32, rounds int, dst []byte, src []byte, ta
 //go:noescape
 func secretboxAVX512x3Open(s *[16]uint32, rounds int, dst []byte, src []byte, tag *[16]byte) bool
 
+// secretboxAVX512x4Seal seals XSalsa20-Poly1305 (NaCl secretbox) messages of at most 288 bytes.
+//
+//go:noescape
+func secretboxAVX512x4Seal(s *[16]uint32, rounds int, dst []byte, src []byte, tag *[16]byte)
+
+// secretboxAVX512x4Open opens XSalsa20-Poly1305 (NaCl secretbox) messages of at most 288 bytes: it reports
+// whether tag is theirs and, only if it is, writes the plaintext to dst.
+//
+//go:noescape
+func secretboxAVX512x4Open(s *[16]uint32, rounds int, dst []byte, src []byte, tag *[16]byte) bool
+
 // secretboxAVX512x7Seal seals XSalsa20-Poly1305 (NaCl secretbox) messages of at most 480 bytes.
 //
 //go:noescape

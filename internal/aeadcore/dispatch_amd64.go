@@ -60,6 +60,8 @@ func sealSecretbox(s *[16]uint32, rounds int, dst, src []byte, tag *[16]byte) bo
 		secretboxAVX512x1Seal(s, rounds, dst, src, tag)
 	case n <= 224:
 		secretboxAVX512x3Seal(s, rounds, dst, src, tag)
+	case n <= 288:
+		secretboxAVX512x4Seal(s, rounds, dst, src, tag)
 	default:
 		secretboxAVX512x7Seal(s, rounds, dst, src, tag)
 	}
@@ -75,6 +77,8 @@ func openSecretbox(s *[16]uint32, rounds int, dst, src []byte, tag *[16]byte) (o
 		return secretboxAVX512x1Open(s, rounds, dst, src, tag), true
 	case n <= 224:
 		return secretboxAVX512x3Open(s, rounds, dst, src, tag), true
+	case n <= 288:
+		return secretboxAVX512x4Open(s, rounds, dst, src, tag), true
 	default:
 		return secretboxAVX512x7Open(s, rounds, dst, src, tag), true
 	}

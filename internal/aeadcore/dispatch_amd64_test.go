@@ -36,5 +36,5 @@ func TestGatesCoverRequiredFeatures(t *testing.T) {
 	kerneltest.GatesCoverRequiredFeatures(t, "aead_amd64.s", map[string][]string{
 		"chachaPolyAVX512": gate,
 		"secretboxAVX512":  gate,
-	}, 12)
+	}, 14)
 }
