@@ -104,17 +104,19 @@ func (a acc) mulR(k key) {
 }
 
 // fold sets a = c mod 2^130 + 5·(c >> 130) for c = c0 + c1·2^64 +
-// c2·2^128: with c2 = 4q + (c2 & 3), it adds 4q and q. c2 is clobbered.
+// c2·2^128 (c2 < 2^62 here, so 5·(c2 >> 2) = (c2 &^ 3) + (c2 >> 2) fits
+// a word): one carry chain after the last product, not two. c2 is
+// clobbered.
 func fold(a acc, c0, c1, c2 GPVirtual) {
-	MOVQ(c0, a.h0)
-	MOVQ(c1, a.h1)
+	t := GP64()
 	MOVQ(c2, a.h2)
 	ANDQ(U8(3), a.h2)
+	MOVQ(c2, t)
+	SHRQ(U8(2), t)
 	ANDQ(I8(-4), c2)
-	ADDQ(c2, a.h0)
-	ADCQ(U8(0), a.h1)
-	ADCQ(U8(0), a.h2)
-	SHRQ(U8(2), c2)
+	ADDQ(t, c2)
+	MOVQ(c0, a.h0)
+	MOVQ(c1, a.h1)
 	ADDQ(c2, a.h0)
 	ADCQ(U8(0), a.h1)
 	ADCQ(U8(0), a.h2)

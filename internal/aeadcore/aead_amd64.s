@@ -173,15 +173,14 @@ chachaPolyAVX512x1Seal_ad:
 	IMULQ 8(SP), BX
 	ADDQ  R13, R11
 	ADCQ  BX, R12
-	MOVQ  R10, DX
-	MOVQ  R11, CX
 	MOVQ  R12, BX
 	ANDQ  $0x03, BX
+	MOVQ  R12, CX
+	SHRQ  $0x02, CX
 	ANDQ  $-4, R12
-	ADDQ  R12, DX
-	ADCQ  $0x00, CX
-	ADCQ  $0x00, BX
-	SHRQ  $0x02, R12
+	ADDQ  CX, R12
+	MOVQ  R10, DX
+	MOVQ  R11, CX
 	ADDQ  R12, DX
 	ADCQ  $0x00, CX
 	ADCQ  $0x00, BX
@@ -218,15 +217,14 @@ chachaPolyAVX512x1Seal_ad_done:
 	IMULQ      8(SP), BX
 	ADDQ       R11, R9
 	ADCQ       BX, R10
-	MOVQ       DI, DX
-	MOVQ       R9, CX
 	MOVQ       R10, BX
 	ANDQ       $0x03, BX
+	MOVQ       R10, CX
+	SHRQ       $0x02, CX
 	ANDQ       $-4, R10
-	ADDQ       R10, DX
-	ADCQ       $0x00, CX
-	ADCQ       $0x00, BX
-	SHRQ       $0x02, R10
+	ADDQ       CX, R10
+	MOVQ       DI, DX
+	MOVQ       R9, CX
 	ADDQ       R10, DX
 	ADCQ       $0x00, CX
 	ADCQ       $0x00, BX
@@ -265,15 +263,14 @@ chachaPolyAVX512x1Seal_ct:
 	IMULQ 8(SP), BX
 	ADDQ  R10, R8
 	ADCQ  BX, R9
-	MOVQ  AX, DX
-	MOVQ  R8, CX
 	MOVQ  R9, BX
 	ANDQ  $0x03, BX
+	MOVQ  R9, CX
+	SHRQ  $0x02, CX
 	ANDQ  $-4, R9
-	ADDQ  R9, DX
-	ADCQ  $0x00, CX
-	ADCQ  $0x00, BX
-	SHRQ  $0x02, R9
+	ADDQ  CX, R9
+	MOVQ  AX, DX
+	MOVQ  R8, CX
 	ADDQ  R9, DX
 	ADCQ  $0x00, CX
 	ADCQ  $0x00, BX
@@ -493,15 +490,14 @@ chachaPolyAVX512x1Open_ad:
 	IMULQ 8(SP), BX
 	ADDQ  R13, R11
 	ADCQ  BX, R12
-	MOVQ  R10, DX
-	MOVQ  R11, CX
 	MOVQ  R12, BX
 	ANDQ  $0x03, BX
+	MOVQ  R12, CX
+	SHRQ  $0x02, CX
 	ANDQ  $-4, R12
-	ADDQ  R12, DX
-	ADCQ  $0x00, CX
-	ADCQ  $0x00, BX
-	SHRQ  $0x02, R12
+	ADDQ  CX, R12
+	MOVQ  R10, DX
+	MOVQ  R11, CX
 	ADDQ  R12, DX
 	ADCQ  $0x00, CX
 	ADCQ  $0x00, BX
@@ -538,15 +534,14 @@ chachaPolyAVX512x1Open_ad_done:
 	IMULQ      8(SP), BX
 	ADDQ       R11, R9
 	ADCQ       BX, R10
-	MOVQ       DI, DX
-	MOVQ       R9, CX
 	MOVQ       R10, BX
 	ANDQ       $0x03, BX
+	MOVQ       R10, CX
+	SHRQ       $0x02, CX
 	ANDQ       $-4, R10
-	ADDQ       R10, DX
-	ADCQ       $0x00, CX
-	ADCQ       $0x00, BX
-	SHRQ       $0x02, R10
+	ADDQ       CX, R10
+	MOVQ       DI, DX
+	MOVQ       R9, CX
 	ADDQ       R10, DX
 	ADCQ       $0x00, CX
 	ADCQ       $0x00, BX
@@ -585,15 +580,14 @@ chachaPolyAVX512x1Open_ct:
 	IMULQ 8(SP), BX
 	ADDQ  R10, R8
 	ADCQ  BX, R9
-	MOVQ  AX, DX
-	MOVQ  R8, CX
 	MOVQ  R9, BX
 	ANDQ  $0x03, BX
+	MOVQ  R9, CX
+	SHRQ  $0x02, CX
 	ANDQ  $-4, R9
-	ADDQ  R9, DX
-	ADCQ  $0x00, CX
-	ADCQ  $0x00, BX
-	SHRQ  $0x02, R9
+	ADDQ  CX, R9
+	MOVQ  AX, DX
+	MOVQ  R8, CX
 	ADDQ  R9, DX
 	ADCQ  $0x00, CX
 	ADCQ  $0x00, BX
@@ -849,15 +843,14 @@ chachaPolyAVX512x3Seal_ad:
 	IMULQ 8(SP), BX
 	ADDQ  R13, R11
 	ADCQ  BX, R12
-	MOVQ  R10, DX
-	MOVQ  R11, CX
 	MOVQ  R12, BX
 	ANDQ  $0x03, BX
+	MOVQ  R12, CX
+	SHRQ  $0x02, CX
 	ANDQ  $-4, R12
-	ADDQ  R12, DX
-	ADCQ  $0x00, CX
-	ADCQ  $0x00, BX
-	SHRQ  $0x02, R12
+	ADDQ  CX, R12
+	MOVQ  R10, DX
+	MOVQ  R11, CX
 	ADDQ  R12, DX
 	ADCQ  $0x00, CX
 	ADCQ  $0x00, BX
@@ -894,15 +887,14 @@ chachaPolyAVX512x3Seal_ad_done:
 	IMULQ      8(SP), BX
 	ADDQ       R11, R9
 	ADCQ       BX, R10
-	MOVQ       DI, DX
-	MOVQ       R9, CX
 	MOVQ       R10, BX
 	ANDQ       $0x03, BX
+	MOVQ       R10, CX
+	SHRQ       $0x02, CX
 	ANDQ       $-4, R10
-	ADDQ       R10, DX
-	ADCQ       $0x00, CX
-	ADCQ       $0x00, BX
-	SHRQ       $0x02, R10
+	ADDQ       CX, R10
+	MOVQ       DI, DX
+	MOVQ       R9, CX
 	ADDQ       R10, DX
 	ADCQ       $0x00, CX
 	ADCQ       $0x00, BX
@@ -941,15 +933,14 @@ chachaPolyAVX512x3Seal_ct:
 	IMULQ 8(SP), BX
 	ADDQ  R10, R8
 	ADCQ  BX, R9
-	MOVQ  AX, DX
-	MOVQ  R8, CX
 	MOVQ  R9, BX
 	ANDQ  $0x03, BX
+	MOVQ  R9, CX
+	SHRQ  $0x02, CX
 	ANDQ  $-4, R9
-	ADDQ  R9, DX
-	ADCQ  $0x00, CX
-	ADCQ  $0x00, BX
-	SHRQ  $0x02, R9
+	ADDQ  CX, R9
+	MOVQ  AX, DX
+	MOVQ  R8, CX
 	ADDQ  R9, DX
 	ADCQ  $0x00, CX
 	ADCQ  $0x00, BX
@@ -1156,15 +1147,14 @@ chachaPolyAVX512x3Open_ad:
 	IMULQ 8(SP), BX
 	ADDQ  R13, R11
 	ADCQ  BX, R12
-	MOVQ  R10, DX
-	MOVQ  R11, CX
 	MOVQ  R12, BX
 	ANDQ  $0x03, BX
+	MOVQ  R12, CX
+	SHRQ  $0x02, CX
 	ANDQ  $-4, R12
-	ADDQ  R12, DX
-	ADCQ  $0x00, CX
-	ADCQ  $0x00, BX
-	SHRQ  $0x02, R12
+	ADDQ  CX, R12
+	MOVQ  R10, DX
+	MOVQ  R11, CX
 	ADDQ  R12, DX
 	ADCQ  $0x00, CX
 	ADCQ  $0x00, BX
@@ -1201,15 +1191,14 @@ chachaPolyAVX512x3Open_ad_done:
 	IMULQ      8(SP), BX
 	ADDQ       R11, R9
 	ADCQ       BX, R10
-	MOVQ       DI, DX
-	MOVQ       R9, CX
 	MOVQ       R10, BX
 	ANDQ       $0x03, BX
+	MOVQ       R10, CX
+	SHRQ       $0x02, CX
 	ANDQ       $-4, R10
-	ADDQ       R10, DX
-	ADCQ       $0x00, CX
-	ADCQ       $0x00, BX
-	SHRQ       $0x02, R10
+	ADDQ       CX, R10
+	MOVQ       DI, DX
+	MOVQ       R9, CX
 	ADDQ       R10, DX
 	ADCQ       $0x00, CX
 	ADCQ       $0x00, BX
@@ -1248,15 +1237,14 @@ chachaPolyAVX512x3Open_ct:
 	IMULQ 8(SP), BX
 	ADDQ  R10, R8
 	ADCQ  BX, R9
-	MOVQ  AX, DX
-	MOVQ  R8, CX
 	MOVQ  R9, BX
 	ANDQ  $0x03, BX
+	MOVQ  R9, CX
+	SHRQ  $0x02, CX
 	ANDQ  $-4, R9
-	ADDQ  R9, DX
-	ADCQ  $0x00, CX
-	ADCQ  $0x00, BX
-	SHRQ  $0x02, R9
+	ADDQ  CX, R9
+	MOVQ  AX, DX
+	MOVQ  R8, CX
 	ADDQ  R9, DX
 	ADCQ  $0x00, CX
 	ADCQ  $0x00, BX
@@ -1688,15 +1676,14 @@ chachaPolyAVX512x4Seal_ad:
 	IMULQ 88(SP), BX
 	ADDQ  R13, R11
 	ADCQ  BX, R12
-	MOVQ  R10, DX
-	MOVQ  R11, CX
 	MOVQ  R12, BX
 	ANDQ  $0x03, BX
+	MOVQ  R12, CX
+	SHRQ  $0x02, CX
 	ANDQ  $-4, R12
-	ADDQ  R12, DX
-	ADCQ  $0x00, CX
-	ADCQ  $0x00, BX
-	SHRQ  $0x02, R12
+	ADDQ  CX, R12
+	MOVQ  R10, DX
+	MOVQ  R11, CX
 	ADDQ  R12, DX
 	ADCQ  $0x00, CX
 	ADCQ  $0x00, BX
@@ -1733,15 +1720,14 @@ chachaPolyAVX512x4Seal_ad_done:
 	IMULQ      88(SP), BX
 	ADDQ       R11, R9
 	ADCQ       BX, R10
-	MOVQ       DI, DX
-	MOVQ       R9, CX
 	MOVQ       R10, BX
 	ANDQ       $0x03, BX
+	MOVQ       R10, CX
+	SHRQ       $0x02, CX
 	ANDQ       $-4, R10
-	ADDQ       R10, DX
-	ADCQ       $0x00, CX
-	ADCQ       $0x00, BX
-	SHRQ       $0x02, R10
+	ADDQ       CX, R10
+	MOVQ       DI, DX
+	MOVQ       R9, CX
 	ADDQ       R10, DX
 	ADCQ       $0x00, CX
 	ADCQ       $0x00, BX
@@ -1780,15 +1766,14 @@ chachaPolyAVX512x4Seal_ct:
 	IMULQ 88(SP), BX
 	ADDQ  R10, R8
 	ADCQ  BX, R9
-	MOVQ  AX, DX
-	MOVQ  R8, CX
 	MOVQ  R9, BX
 	ANDQ  $0x03, BX
+	MOVQ  R9, CX
+	SHRQ  $0x02, CX
 	ANDQ  $-4, R9
-	ADDQ  R9, DX
-	ADCQ  $0x00, CX
-	ADCQ  $0x00, BX
-	SHRQ  $0x02, R9
+	ADDQ  CX, R9
+	MOVQ  AX, DX
+	MOVQ  R8, CX
 	ADDQ  R9, DX
 	ADCQ  $0x00, CX
 	ADCQ  $0x00, BX
@@ -2170,15 +2155,14 @@ chachaPolyAVX512x4Open_ad:
 	IMULQ 88(SP), BX
 	ADDQ  R13, R11
 	ADCQ  BX, R12
-	MOVQ  R10, DX
-	MOVQ  R11, CX
 	MOVQ  R12, BX
 	ANDQ  $0x03, BX
+	MOVQ  R12, CX
+	SHRQ  $0x02, CX
 	ANDQ  $-4, R12
-	ADDQ  R12, DX
-	ADCQ  $0x00, CX
-	ADCQ  $0x00, BX
-	SHRQ  $0x02, R12
+	ADDQ  CX, R12
+	MOVQ  R10, DX
+	MOVQ  R11, CX
 	ADDQ  R12, DX
 	ADCQ  $0x00, CX
 	ADCQ  $0x00, BX
@@ -2215,15 +2199,14 @@ chachaPolyAVX512x4Open_ad_done:
 	IMULQ      88(SP), BX
 	ADDQ       R11, R9
 	ADCQ       BX, R10
-	MOVQ       DI, DX
-	MOVQ       R9, CX
 	MOVQ       R10, BX
 	ANDQ       $0x03, BX
+	MOVQ       R10, CX
+	SHRQ       $0x02, CX
 	ANDQ       $-4, R10
-	ADDQ       R10, DX
-	ADCQ       $0x00, CX
-	ADCQ       $0x00, BX
-	SHRQ       $0x02, R10
+	ADDQ       CX, R10
+	MOVQ       DI, DX
+	MOVQ       R9, CX
 	ADDQ       R10, DX
 	ADCQ       $0x00, CX
 	ADCQ       $0x00, BX
@@ -2262,15 +2245,14 @@ chachaPolyAVX512x4Open_ct:
 	IMULQ 88(SP), BX
 	ADDQ  R10, R8
 	ADCQ  BX, R9
-	MOVQ  AX, DX
-	MOVQ  R8, CX
 	MOVQ  R9, BX
 	ANDQ  $0x03, BX
+	MOVQ  R9, CX
+	SHRQ  $0x02, CX
 	ANDQ  $-4, R9
-	ADDQ  R9, DX
-	ADCQ  $0x00, CX
-	ADCQ  $0x00, BX
-	SHRQ  $0x02, R9
+	ADDQ  CX, R9
+	MOVQ  AX, DX
+	MOVQ  R8, CX
 	ADDQ  R9, DX
 	ADCQ  $0x00, CX
 	ADCQ  $0x00, BX
@@ -2593,15 +2575,14 @@ secretboxAVX512x1Seal_ct:
 	IMULQ 8(SP), CX
 	ADDQ  R11, R9
 	ADCQ  CX, R10
-	MOVQ  R8, DX
-	MOVQ  R9, AX
 	MOVQ  R10, CX
 	ANDQ  $0x03, CX
+	MOVQ  R10, AX
+	SHRQ  $0x02, AX
 	ANDQ  $-4, R10
-	ADDQ  R10, DX
-	ADCQ  $0x00, AX
-	ADCQ  $0x00, CX
-	SHRQ  $0x02, R10
+	ADDQ  AX, R10
+	MOVQ  R8, DX
+	MOVQ  R9, AX
 	ADDQ  R10, DX
 	ADCQ  $0x00, AX
 	ADCQ  $0x00, CX
@@ -2643,15 +2624,14 @@ secretboxAVX512x1Seal_ct_done:
 	IMULQ   8(SP), CX
 	ADDQ    R8, SI
 	ADCQ    CX, DI
-	MOVQ    BX, DX
-	MOVQ    SI, AX
 	MOVQ    DI, CX
 	ANDQ    $0x03, CX
+	MOVQ    DI, AX
+	SHRQ    $0x02, AX
 	ANDQ    $-4, DI
-	ADDQ    DI, DX
-	ADCQ    $0x00, AX
-	ADCQ    $0x00, CX
-	SHRQ    $0x02, DI
+	ADDQ    AX, DI
+	MOVQ    BX, DX
+	MOVQ    SI, AX
 	ADDQ    DI, DX
 	ADCQ    $0x00, AX
 	ADCQ    $0x00, CX
@@ -2888,15 +2868,14 @@ secretboxAVX512x1Open_ct:
 	IMULQ 8(SP), CX
 	ADDQ  R11, R9
 	ADCQ  CX, R10
-	MOVQ  R8, DX
-	MOVQ  R9, AX
 	MOVQ  R10, CX
 	ANDQ  $0x03, CX
+	MOVQ  R10, AX
+	SHRQ  $0x02, AX
 	ANDQ  $-4, R10
-	ADDQ  R10, DX
-	ADCQ  $0x00, AX
-	ADCQ  $0x00, CX
-	SHRQ  $0x02, R10
+	ADDQ  AX, R10
+	MOVQ  R8, DX
+	MOVQ  R9, AX
 	ADDQ  R10, DX
 	ADCQ  $0x00, AX
 	ADCQ  $0x00, CX
@@ -2938,15 +2917,14 @@ secretboxAVX512x1Open_ct_done:
 	IMULQ   8(SP), CX
 	ADDQ    R8, SI
 	ADCQ    CX, DI
-	MOVQ    BX, DX
-	MOVQ    SI, AX
 	MOVQ    DI, CX
 	ANDQ    $0x03, CX
+	MOVQ    DI, AX
+	SHRQ    $0x02, AX
 	ANDQ    $-4, DI
-	ADDQ    DI, DX
-	ADCQ    $0x00, AX
-	ADCQ    $0x00, CX
-	SHRQ    $0x02, DI
+	ADDQ    AX, DI
+	MOVQ    BX, DX
+	MOVQ    SI, AX
 	ADDQ    DI, DX
 	ADCQ    $0x00, AX
 	ADCQ    $0x00, CX
@@ -3265,15 +3243,14 @@ secretboxAVX512x3Seal_ct:
 	IMULQ 8(SP), CX
 	ADDQ  R11, R9
 	ADCQ  CX, R10
-	MOVQ  R8, DX
-	MOVQ  R9, AX
 	MOVQ  R10, CX
 	ANDQ  $0x03, CX
+	MOVQ  R10, AX
+	SHRQ  $0x02, AX
 	ANDQ  $-4, R10
-	ADDQ  R10, DX
-	ADCQ  $0x00, AX
-	ADCQ  $0x00, CX
-	SHRQ  $0x02, R10
+	ADDQ  AX, R10
+	MOVQ  R8, DX
+	MOVQ  R9, AX
 	ADDQ  R10, DX
 	ADCQ  $0x00, AX
 	ADCQ  $0x00, CX
@@ -3315,15 +3292,14 @@ secretboxAVX512x3Seal_ct_done:
 	IMULQ   8(SP), CX
 	ADDQ    R8, SI
 	ADCQ    CX, DI
-	MOVQ    BX, DX
-	MOVQ    SI, AX
 	MOVQ    DI, CX
 	ANDQ    $0x03, CX
+	MOVQ    DI, AX
+	SHRQ    $0x02, AX
 	ANDQ    $-4, DI
-	ADDQ    DI, DX
-	ADCQ    $0x00, AX
-	ADCQ    $0x00, CX
-	SHRQ    $0x02, DI
+	ADDQ    AX, DI
+	MOVQ    BX, DX
+	MOVQ    SI, AX
 	ADDQ    DI, DX
 	ADCQ    $0x00, AX
 	ADCQ    $0x00, CX
@@ -3574,15 +3550,14 @@ secretboxAVX512x3Open_ct:
 	IMULQ 8(SP), CX
 	ADDQ  R11, R9
 	ADCQ  CX, R10
-	MOVQ  R8, DX
-	MOVQ  R9, AX
 	MOVQ  R10, CX
 	ANDQ  $0x03, CX
+	MOVQ  R10, AX
+	SHRQ  $0x02, AX
 	ANDQ  $-4, R10
-	ADDQ  R10, DX
-	ADCQ  $0x00, AX
-	ADCQ  $0x00, CX
-	SHRQ  $0x02, R10
+	ADDQ  AX, R10
+	MOVQ  R8, DX
+	MOVQ  R9, AX
 	ADDQ  R10, DX
 	ADCQ  $0x00, AX
 	ADCQ  $0x00, CX
@@ -3624,15 +3599,14 @@ secretboxAVX512x3Open_ct_done:
 	IMULQ   8(SP), CX
 	ADDQ    R8, SI
 	ADCQ    CX, DI
-	MOVQ    BX, DX
-	MOVQ    SI, AX
 	MOVQ    DI, CX
 	ANDQ    $0x03, CX
+	MOVQ    DI, AX
+	SHRQ    $0x02, AX
 	ANDQ    $-4, DI
-	ADDQ    DI, DX
-	ADCQ    $0x00, AX
-	ADCQ    $0x00, CX
-	SHRQ    $0x02, DI
+	ADDQ    AX, DI
+	MOVQ    BX, DX
+	MOVQ    SI, AX
 	ADDQ    DI, DX
 	ADCQ    $0x00, AX
 	ADCQ    $0x00, CX
@@ -4080,15 +4054,14 @@ secretboxAVX512x4Seal_ct:
 	IMULQ 8(SP), CX
 	ADDQ  R11, R9
 	ADCQ  CX, R10
-	MOVQ  R8, DX
-	MOVQ  R9, AX
 	MOVQ  R10, CX
 	ANDQ  $0x03, CX
+	MOVQ  R10, AX
+	SHRQ  $0x02, AX
 	ANDQ  $-4, R10
-	ADDQ  R10, DX
-	ADCQ  $0x00, AX
-	ADCQ  $0x00, CX
-	SHRQ  $0x02, R10
+	ADDQ  AX, R10
+	MOVQ  R8, DX
+	MOVQ  R9, AX
 	ADDQ  R10, DX
 	ADCQ  $0x00, AX
 	ADCQ  $0x00, CX
@@ -4130,15 +4103,14 @@ secretboxAVX512x4Seal_ct_done:
 	IMULQ   8(SP), CX
 	ADDQ    R8, SI
 	ADCQ    CX, DI
-	MOVQ    BX, DX
-	MOVQ    SI, AX
 	MOVQ    DI, CX
 	ANDQ    $0x03, CX
+	MOVQ    DI, AX
+	SHRQ    $0x02, AX
 	ANDQ    $-4, DI
-	ADDQ    DI, DX
-	ADCQ    $0x00, AX
-	ADCQ    $0x00, CX
-	SHRQ    $0x02, DI
+	ADDQ    AX, DI
+	MOVQ    BX, DX
+	MOVQ    SI, AX
 	ADDQ    DI, DX
 	ADCQ    $0x00, AX
 	ADCQ    $0x00, CX
@@ -4497,15 +4469,14 @@ secretboxAVX512x4Open_ct:
 	IMULQ 8(SP), CX
 	ADDQ  R11, R9
 	ADCQ  CX, R10
-	MOVQ  R8, DX
-	MOVQ  R9, AX
 	MOVQ  R10, CX
 	ANDQ  $0x03, CX
+	MOVQ  R10, AX
+	SHRQ  $0x02, AX
 	ANDQ  $-4, R10
-	ADDQ  R10, DX
-	ADCQ  $0x00, AX
-	ADCQ  $0x00, CX
-	SHRQ  $0x02, R10
+	ADDQ  AX, R10
+	MOVQ  R8, DX
+	MOVQ  R9, AX
 	ADDQ  R10, DX
 	ADCQ  $0x00, AX
 	ADCQ  $0x00, CX
@@ -4547,15 +4518,14 @@ secretboxAVX512x4Open_ct_done:
 	IMULQ   8(SP), CX
 	ADDQ    R8, SI
 	ADCQ    CX, DI
-	MOVQ    BX, DX
-	MOVQ    SI, AX
 	MOVQ    DI, CX
 	ANDQ    $0x03, CX
+	MOVQ    DI, AX
+	SHRQ    $0x02, AX
 	ANDQ    $-4, DI
-	ADDQ    DI, DX
-	ADCQ    $0x00, AX
-	ADCQ    $0x00, CX
-	SHRQ    $0x02, DI
+	ADDQ    AX, DI
+	MOVQ    BX, DX
+	MOVQ    SI, AX
 	ADDQ    DI, DX
 	ADCQ    $0x00, AX
 	ADCQ    $0x00, CX
@@ -5076,15 +5046,14 @@ secretboxAVX512x7Seal_ct:
 	IMULQ 8(SP), CX
 	ADDQ  R11, R9
 	ADCQ  CX, R10
-	MOVQ  R8, DX
-	MOVQ  R9, AX
 	MOVQ  R10, CX
 	ANDQ  $0x03, CX
+	MOVQ  R10, AX
+	SHRQ  $0x02, AX
 	ANDQ  $-4, R10
-	ADDQ  R10, DX
-	ADCQ  $0x00, AX
-	ADCQ  $0x00, CX
-	SHRQ  $0x02, R10
+	ADDQ  AX, R10
+	MOVQ  R8, DX
+	MOVQ  R9, AX
 	ADDQ  R10, DX
 	ADCQ  $0x00, AX
 	ADCQ  $0x00, CX
@@ -5126,15 +5095,14 @@ secretboxAVX512x7Seal_ct_done:
 	IMULQ   8(SP), CX
 	ADDQ    R8, SI
 	ADCQ    CX, DI
-	MOVQ    BX, DX
-	MOVQ    SI, AX
 	MOVQ    DI, CX
 	ANDQ    $0x03, CX
+	MOVQ    DI, AX
+	SHRQ    $0x02, AX
 	ANDQ    $-4, DI
-	ADDQ    DI, DX
-	ADCQ    $0x00, AX
-	ADCQ    $0x00, CX
-	SHRQ    $0x02, DI
+	ADDQ    AX, DI
+	MOVQ    BX, DX
+	MOVQ    SI, AX
 	ADDQ    DI, DX
 	ADCQ    $0x00, AX
 	ADCQ    $0x00, CX
@@ -5546,15 +5514,14 @@ secretboxAVX512x7Open_ct:
 	IMULQ 8(SP), CX
 	ADDQ  R11, R9
 	ADCQ  CX, R10
-	MOVQ  R8, DX
-	MOVQ  R9, AX
 	MOVQ  R10, CX
 	ANDQ  $0x03, CX
+	MOVQ  R10, AX
+	SHRQ  $0x02, AX
 	ANDQ  $-4, R10
-	ADDQ  R10, DX
-	ADCQ  $0x00, AX
-	ADCQ  $0x00, CX
-	SHRQ  $0x02, R10
+	ADDQ  AX, R10
+	MOVQ  R8, DX
+	MOVQ  R9, AX
 	ADDQ  R10, DX
 	ADCQ  $0x00, AX
 	ADCQ  $0x00, CX
@@ -5596,15 +5563,14 @@ secretboxAVX512x7Open_ct_done:
 	IMULQ   8(SP), CX
 	ADDQ    R8, SI
 	ADCQ    CX, DI
-	MOVQ    BX, DX
-	MOVQ    SI, AX
 	MOVQ    DI, CX
 	ANDQ    $0x03, CX
+	MOVQ    DI, AX
+	SHRQ    $0x02, AX
 	ANDQ    $-4, DI
-	ADDQ    DI, DX
-	ADCQ    $0x00, AX
-	ADCQ    $0x00, CX
-	SHRQ    $0x02, DI
+	ADDQ    AX, DI
+	MOVQ    BX, DX
+	MOVQ    SI, AX
 	ADDQ    DI, DX
 	ADCQ    $0x00, AX
 	ADCQ    $0x00, CX
