@@ -16,6 +16,7 @@ const maxChaChaPlaintext = (1<<32 - 1) * chachacore.BlockSize
 // and, when extended, XChaCha (HChaCha subkey, 24-byte nonce).
 type chachaAEAD struct {
 	key      [KeySize]byte
+	keyState chachacore.State // constants and key words; init adds the nonce
 	rounds   int
 	extended bool
 }
@@ -23,6 +24,7 @@ type chachaAEAD struct {
 func newChaCha(key []byte, rounds int, extended bool) *chachaAEAD {
 	a := &chachaAEAD{rounds: rounds, extended: extended}
 	copy(a.key[:], key)
+	chachacore.Init(&a.keyState, key, make([]byte, NonceSize))
 	return a
 }
 
@@ -42,7 +44,11 @@ func (a *chachaAEAD) Overhead() int { return TagSize }
 // as the IETF nonce's last 8.
 func (a *chachaAEAD) init(s *chachacore.State, nonce []byte) {
 	if !a.extended {
-		chachacore.Init(s, a.key[:], nonce)
+		// The key's words were laid out once, in New.
+		*s = a.keyState
+		s[13] = binary.LittleEndian.Uint32(nonce[0:4])
+		s[14] = binary.LittleEndian.Uint32(nonce[4:8])
+		s[15] = binary.LittleEndian.Uint32(nonce[8:12])
 		return
 	}
 	var subkey [32]byte
