@@ -31,4 +31,3 @@ func main() {
 	// addresses).
 	arx.Generate("poly1305", arx.CheckConstantTime("DECQ", "TESTQ"))
 }
-
