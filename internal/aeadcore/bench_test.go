@@ -16,33 +16,21 @@ func BenchmarkKernels(b *testing.B) {
 	var tag [16]byte
 	buf := make([]byte, MaxSecretbox)
 	ad := make([]byte, 13)
-	for _, size := range []int{64, 128, 192, 256, 288, 480} {
-		name := fmt.Sprintf("%dB", size)
-		if size <= MaxChaCha {
-			b.Run("ChaChaSeal/"+name, func(b *testing.B) {
-				b.SetBytes(int64(size))
-				cpu := testutil.StartCPUTimer(b)
-				for b.Loop() {
-					SealChaCha(&s, 20, buf[:size], buf[:size], ad, &tag)
-				}
-				cpu.Report(size)
-			})
-			b.Run("ChaChaOpen/"+name, func(b *testing.B) {
-				b.SetBytes(int64(size))
-				cpu := testutil.StartCPUTimer(b)
-				for b.Loop() {
-					OpenChaCha(&s, 20, buf[:size], buf[:size], ad, &tag)
-				}
-				cpu.Report(size)
-			})
-		}
-		b.Run("SecretboxSeal/"+name, func(b *testing.B) {
+	run := func(name string, size int, op func(msg []byte)) {
+		b.Run(fmt.Sprintf("%s/%dB", name, size), func(b *testing.B) {
 			b.SetBytes(int64(size))
 			cpu := testutil.StartCPUTimer(b)
 			for b.Loop() {
-				SealSecretbox(&s, 20, buf[:size], buf[:size], &tag)
+				op(buf[:size])
 			}
 			cpu.Report(size)
 		})
+	}
+	for _, size := range []int{64, 128, 192, 256, 288, 480} {
+		if size <= MaxChaCha {
+			run("ChaChaSeal", size, func(m []byte) { SealChaCha(&s, 20, m, m, ad, &tag) })
+			run("ChaChaOpen", size, func(m []byte) { OpenChaCha(&s, 20, m, m, ad, &tag) })
+		}
+		run("SecretboxSeal", size, func(m []byte) { SealSecretbox(&s, 20, m, m, &tag) })
 	}
 }
