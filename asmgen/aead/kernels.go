@@ -215,7 +215,7 @@ func kernel(name string, l layout, open bool) {
 	SETEQ(ok)
 	Store(ok, ReturnIndex(0))
 	TESTQ(t1, t1)
-	JNZ(LabelRef(name + "_done"))
+	JNZ(LabelRef(name + "_bad"))
 	// n and dst again: their registers were the tag's meanwhile
 	n, dst = GP64(), GP64()
 	Load(Param("src").Len(), n)
@@ -228,6 +228,15 @@ func kernel(name string, l layout, open bool) {
 			VPXORD(ctbuf.Offset(pc.off), v, v)
 			VMOVDQU8(v, km, Mem{Base: dst, Disp: pc.off})
 		})
+	}
+	JMP(LabelRef(name + "_done"))
+	// A forgery: the key stream leaves the frame too (with the known
+	// ciphertext it would be the plaintext).
+	Label(name + "_bad")
+	zero := ZMM()
+	VPXORD(zero, zero, zero)
+	for off := 0; off < roundUp(l.max, 64); off += 64 {
+		VMOVDQU64(zero, ksbuf.Offset(off))
 	}
 	Label(name + "_done")
 	VZEROUPPER()
