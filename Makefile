@@ -84,7 +84,7 @@ fuzz:
 #       -stubs ../internal/PKG/GEN_stubs_amd64.go -pkg PKG
 # (asmgen/ is a module of its own), and `make generate` runs those lines.
 # avo's header records the command, so the paths stay exactly so.
-GENERATED := ./internal/chachacore ./internal/salsacore ./internal/poly1305
+GENERATED := ./internal/chachacore ./internal/salsacore ./internal/poly1305 ./internal/aeadcore
 
 generate:
 	$(GO) generate $(GENERATED)
@@ -207,7 +207,7 @@ install-check: test-tools $(BIN)
 # dispatch tests prove each run used the path it was meant to test.
 # QEMU_MODELS pairs a CPU model with the kernel name each package must pick.
 QEMU        ?= qemu-x86_64
-QEMU_PKGS   ?= ./internal/chachacore ./pkg/chacha20 ./internal/salsacore ./pkg/salsa20 ./internal/poly1305
+QEMU_PKGS   ?= ./internal/chachacore ./pkg/chacha20 ./internal/salsacore ./pkg/salsa20 ./internal/poly1305 ./internal/aeadcore
 QEMU_MODELS ?= Haswell:avx2 Penryn:ssse3
 .PHONY: test-qemu
 test-qemu: test-tools

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# AEAD rows of `make bench-compare`: our ChaCha20-Poly1305 and
-# XSalsa20-Poly1305 (pkg/aead BenchmarkSeal and BenchmarkOpen) beside
-# x/crypto's chacha20poly1305 and nacl/secretbox and OpenSSL's
-# `openssl speed -elapsed -evp chacha20-poly1305`, at 64 B, 256 B, 1 KiB,
-# 8 KiB and 64 KiB. Everything is pinned to one core and interleaved size
+# AEAD rows of `make bench-compare`: our ChaCha20-Poly1305,
+# XChaCha20-Poly1305 and XSalsa20-Poly1305 (pkg/aead BenchmarkSeal and
+# BenchmarkOpen) beside x/crypto's chacha20poly1305 and nacl/secretbox and
+# OpenSSL's `openssl speed -elapsed -evp chacha20-poly1305`, at 64 B,
+# 256 B, 1 KiB, 8 KiB and 64 KiB, and the HChaCha20 and HSalsa20 subkeys
+# alone (BenchmarkParts). Everything is pinned to one core and interleaved size
 # by size within each round (ours, then OpenSSL, at one size, then the next
 # size), so that a busy spell of a shared host falls on both sides of a
 # ratio rather than on one; the table shows medians of BENCHCOUNT rounds,
@@ -13,10 +14,12 @@
 # to ours in BENCHOUT, so benchstat reads all of them.
 #
 # Plain `openssl speed -evp` streams one long message in updates of the
-# given size (no per-message setup or tag), and is the figure the targets
-# are set against; with -decrypt it decrypts (OpenSSL also MACs the
-# ciphertext, without checking a tag). `-aead` rows pay per message what
-# Seal and Open do (key setup, additional data, tag), for reference.
+# given size (no per-message setup or tag); with -decrypt it decrypts
+# (OpenSSL also MACs the ciphertext, without checking a tag). `-aead` rows
+# pay per message what Seal and Open do (key setup, additional data of 13
+# bytes, tag): the per-message figure issue 26's targets are set against,
+# printed at the end with verdicts beside those on the extended-nonce
+# constructions.
 #
 # Environment: GO (go), BENCHCOUNT (6), BENCHTIME (300ms), OPENSSL_SECONDS
 # (1), BENCH_CPU (the core to pin to, default 1), BENCHOUT (a fresh
@@ -46,13 +49,16 @@ openssl_bench() {
     'BEGIN { printf "BenchmarkOpenSSL/%s/%s 1 %.1f ns/op %.2f MB/s\n", name, s, 1e9 * n / bps, bps / 1e6 }'
 }
 
+suites='ChaCha20Poly1305|XChaCha20Poly1305|XSalsa20Poly1305'
 : >"$out/aead.txt"
 : >"$out/openssl.txt"
 for round in $(seq "$count"); do
   echo "bench-aead: round $round of $count" >&2
+  "${pin[@]}" "$out/aead.test" -test.run '^$' -test.benchtime "$benchtime" \
+    -test.bench "^BenchmarkParts\$/^(HChaCha20|HSalsa20)\$" >>"$out/aead.txt"
   for s in 64B 256B 1KiB 8KiB 64KiB; do
     "${pin[@]}" "$out/aead.test" -test.run '^$' -test.benchmem -test.benchtime "$benchtime" \
-      -test.bench "^Benchmark(Seal|Open)\$/^(ChaCha20Poly1305|XSalsa20Poly1305)\$/^$s\$/" >>"$out/aead.txt"
+      -test.bench "^Benchmark(Seal|Open)\$/^($suites)\$/^$s\$/" >>"$out/aead.txt"
     openssl_bench seal "$s" >>"$out/openssl.txt"
     openssl_bench open "$s" -decrypt >>"$out/openssl.txt"
     openssl_bench seal-aead "$s" -aead >>"$out/openssl.txt"
@@ -61,6 +67,8 @@ for round in $(seq "$count"); do
 done
 
 median MB/s "$out/aead.txt" "$out/openssl.txt" >"$out/medians.txt"
+# ns/op medians too, named .../ns (the subkeys have no MB/s).
+median ns/op "$out/aead.txt" | awk '{ print $1 "/ns", $2 }' >>"$out/medians.txt"
 
 # rounds LABEL NUM DEN END: per size, an awk END block over the rounds'
 # ns/op of NUM (x[1..i]) and DEN (y[1..j]), both in run order; it prints
@@ -111,6 +119,7 @@ for op in Seal Open; do
   echo
   printf "%-${label_width}s%10s%10s%10s%10s%10s\n" "$op" 64B 256B 1KiB 8KiB 64KiB
   row "ours ChaCha20-Poly1305" "$cc"
+  row "ours XChaCha20-Poly1305" "Benchmark$op/XChaCha20Poly1305/SIZE/ours"
   row "ours XSalsa20-Poly1305" "$xs"
   row "x/crypto chacha20poly1305" "Benchmark$op/ChaCha20Poly1305/SIZE/xcrypto"
   row "x/crypto nacl/secretbox" "Benchmark$op/XSalsa20Poly1305/SIZE/xcrypto"
@@ -123,11 +132,52 @@ for op in Seal Open; do
   paired "  ChaCha20-Poly1305 / OpenSSL, paired" "$cc" "$ssl"
   paired "  XSalsa20-Poly1305 / OpenSSL, paired" "$xs" "$ssl"
   fastest "  ChaCha20-Poly1305 / OpenSSL, fastest" "$cc" "$ssl"
-  ratio "  ChaCha20-Poly1305 / OpenSSL -aead" "$cc" "BenchmarkOpenSSL/$lop-aead/SIZE"
   ratio "  ChaCha20-Poly1305 / x/crypto" "$cc" "Benchmark$op/ChaCha20Poly1305/SIZE/xcrypto"
   ratio "  XSalsa20-Poly1305 / secretbox" "$xs" "Benchmark$op/XSalsa20Poly1305/SIZE/xcrypto"
 done
 echo "    targets (issue 7): 64KiB ChaCha20-Poly1305 >= 1.2x OpenSSL, XSalsa20-Poly1305 >= 1.1x; 1KiB >= 1.0x"
+
+# verdicts LABEL CELLS...: a row of "<figure> <met|MISSED>" cells, one
+# per size, from lines "SIZE FIGURE OK" (OK 1 or 0) on standard input.
+verdicts() {
+  printf "%-${label_width}s" "$1"
+  awk '{ c[$1] = sprintf("%s %s", $2, ($3 == 1) ? "met" : "MISSED") }
+       END { n = split("64B 256B 1KiB 8KiB 64KiB", s, " ")
+             for (i = 1; i <= n; i++) printf "%14s", (s[i] in c) ? c[s[i]] : "-"; print "" }'
+}
+
+# Issue 26's targets, from this run's medians. ChaCha20-Poly1305 against
+# OpenSSL's per-message figure: our speed over OpenSSL -aead's, at least
+# 1.0x up to 8 KiB and 1.1x at 64 KiB. The extended-nonce constructions
+# against the sum of our ChaCha20-Poly1305 at the same size and one
+# subkey (what they must do more: an HChaCha20 or HSalsa20 block before
+# the message): their time over that sum, at most 1.1x.
+echo
+echo "Targets (issue 26), medians of $count: ChaCha20-Poly1305's speed over OpenSSL -aead's at"
+echo "least 1.0x (1.1x at 64KiB); XChaCha20-Poly1305's and XSalsa20-Poly1305's time over the sum"
+echo "of ChaCha20-Poly1305's and one subkey's at most 1.1x"
+printf "%-${label_width}s%14s%14s%14s%14s%14s\n" "" 64B 256B 1KiB 8KiB 64KiB
+for op in Seal Open; do
+  lop=$(echo "$op" | tr 'A-Z' 'a-z')
+  for s in 64B 256B 1KiB 8KiB 64KiB; do
+    awk -v s="$s" -v a="$(get "Benchmark$op/ChaCha20Poly1305/$s/ours")" -v b="$(get "BenchmarkOpenSSL/$lop-aead/$s")" \
+      'BEGIN { if (a == "" || b == "") exit; t = (s == "64KiB") ? 1.1 : 1.0; r = a / b
+               printf "%s %.2fx %d\n", s, r, (r >= t) }'
+  done | verdicts "  $op ChaCha20-Poly1305 / OpenSSL -aead"
+done
+for op in Seal Open; do
+  for x in XChaCha20Poly1305:HChaCha20 XSalsa20Poly1305:HSalsa20; do
+    suite=${x%%:*} sub=${x##*:}
+    short=${suite%%Poly1305}
+    for s in 64B 256B 1KiB 8KiB 64KiB; do
+      awk -v s="$s" -v x="$(get "Benchmark$op/$suite/$s/ours/ns")" -v c="$(get "Benchmark$op/ChaCha20Poly1305/$s/ours/ns")" \
+        -v k="$(get "BenchmarkParts/$sub/ns")" \
+        'BEGIN { if (x == "" || c == "" || k == "") exit; r = x / (c + k)
+                 printf "%s %.2fx %d\n", s, r, (r <= 1.1) }'
+    done | verdicts "  $op $short / (ChaCha20 + $sub)"
+  done
+done
+echo "  (subkeys alone: HChaCha20 $(get BenchmarkParts/HChaCha20/ns) ns, HSalsa20 $(get BenchmarkParts/HSalsa20/ns) ns)"
 if command -v benchstat >/dev/null 2>&1; then
   echo
   benchstat -filter '.unit:B/s' "$out/aead.txt" || true

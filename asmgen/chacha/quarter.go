@@ -1,6 +1,7 @@
 package main
 
 import (
+	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
 
@@ -52,6 +53,37 @@ func quarterRounds(isa arx.ISA, qs [][4]Register, tmp []Register) {
 	add(c, d)
 	xor(b, c)
 	rot(b, 7, nil)
+}
+
+// quarterRoundsLow is quarterRounds for a row kernel on XMM or YMM with
+// AVX-512VL, whose one dependency chain sets its speed: each step
+// z = (z ^ x) <<< n is computed as (z <<< n) ^ (x << n) ^ (x >> (32-n)),
+// three-way XORed with VPTERNLOGD. z <<< n is ready before x is, so the
+// chain runs through an addition, the two shifts side by side and the
+// XOR, 3 cycles, where add, xor and VPROLD take 4 on CPUs whose VPROLD
+// has a latency of 2 (AMD Zen 4). It executes five instructions a step
+// instead of three, which costs throughput: on ZMM, and with two sets,
+// it was slower (see docs/KERNELS.md). t1 and t2 are scratch, per set.
+func quarterRoundsLow(qs [][4]Register, t1, t2 []Register) {
+	step := func(x, y, z, n int) {
+		for _, q := range qs {
+			VPROLD(U8(n), q[z], q[z])
+		}
+		for _, q := range qs {
+			VPADDD(q[y], q[x], q[x])
+		}
+		for k, q := range qs {
+			VPSLLD(U8(n), q[x], t1[k])
+			VPSRLD(U8(32-n), q[x], t2[k])
+		}
+		for k, q := range qs {
+			VPTERNLOGD(U8(0x96), t1[k], t2[k], q[z])
+		}
+	}
+	step(0, 1, 3, 16)
+	step(2, 3, 1, 12)
+	step(0, 1, 3, 8)
+	step(2, 3, 1, 7)
 }
 
 // The quarter rounds of a double round, as indices of the 16 state words.

@@ -51,6 +51,10 @@ func rows(name string, isa arx.ISA, sets int) {
 
 	x := make([][4]Register, sets)
 	var tmp []Register
+	// One set on XMM or YMM is a single latency-bound chain: the
+	// low-latency step pays there (quarterRoundsLow).
+	lowLat := isa.EVEX && isa.Bytes < 64 && sets == 1
+	var t1, t2 []Register
 	for set := range x {
 		for k := range 3 {
 			x[set][k] = isa.Vec()
@@ -61,6 +65,16 @@ func rows(name string, isa arx.ISA, sets int) {
 		if !isa.EVEX {
 			tmp = append(tmp, isa.Vec())
 		}
+		if lowLat {
+			t1, t2 = append(t1, isa.Vec()), append(t2, isa.Vec())
+		}
+	}
+	qr := func() {
+		if lowLat {
+			quarterRoundsLow(x, t1, t2)
+			return
+		}
+		quarterRounds(isa, x, tmp)
 	}
 	shuffle := func(na, nc, nd int) {
 		for _, q := range x {
@@ -72,11 +86,11 @@ func rows(name string, isa arx.ISA, sets int) {
 	rounds := GP64()
 	MOVQ(a.Rounds, rounds)
 	Label(name + "_rounds")
-	quarterRounds(isa, x, tmp)
+	qr()
 	// Lane j of b holds word 4+j; its diagonal is (j+3, 4+j, 8+(j+1)%4,
 	// 12+(j+2)%4).
 	shuffle(3, 1, 2)
-	quarterRounds(isa, x, tmp)
+	qr()
 	shuffle(1, 3, 2)
 	DECQ(rounds)
 	JNZ(LabelRef(name + "_rounds"))

@@ -57,6 +57,7 @@ func diagonals(name string, isa arx.ISA, sets int) {
 type diagonalKernel struct {
 	name             string
 	isa              arx.ISA
+	lowLat           bool // one XMM or YMM set: stepLow
 	sets, per, width int
 	a                arx.Args
 	x                [][4]Register // per set: A, B, C, D
@@ -73,7 +74,8 @@ type diagonalKernel struct {
 // AVX2 with two sets) they live in the frame.
 func newDiagonalKernel(name string, isa arx.ISA, sets int) *diagonalKernel {
 	per := isa.Bytes / 16
-	k := &diagonalKernel{name: name, isa: isa, sets: sets, per: per, width: per * sets}
+	k := &diagonalKernel{name: name, isa: isa, sets: sets, per: per, width: per * sets,
+		lowLat: isa.EVEX && isa.Bytes < 64 && sets == 1}
 	TEXT(name, 0, arx.Signature)
 	Pragma("noescape")
 	if sets == 1 {
@@ -110,6 +112,9 @@ func newDiagonalKernel(name string, isa arx.ISA, sets int) *diagonalKernel {
 		if isa.EVEX {
 			t = isa.Vec()
 			u = t // VPROLD needs no second scratch
+			if k.lowLat {
+				u = isa.Vec()
+			}
 		}
 		k.t, k.u = append(k.t, t), append(k.u, u)
 	}
@@ -167,6 +172,10 @@ func (k *diagonalKernel) rounds() {
 	MOVQ(k.a.Rounds, dr)
 	steps := func(x, y, z, n int) {
 		for set, d := range k.x {
+			if k.lowLat {
+				stepLow(d[x], d[y], d[z], k.t[set], k.u[set], n)
+				continue
+			}
 			step(k.isa, d[x], d[y], d[z], k.t[set], k.u[set], n)
 		}
 	}

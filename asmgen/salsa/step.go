@@ -54,6 +54,20 @@ func step(isa arx.ISA, dst, a, b, t, u Register, n int) {
 	xorRotL(isa, dst, t, n, u)
 }
 
+// stepLow is [step] for a one-set diagonal kernel on XMM or YMM with
+// AVX-512VL, whose one dependency chain sets its speed: dst ^= t <<< n as
+// a three-way XOR (VPTERNLOGD) of dst and t's two shifted halves, which
+// have no bits in common, so the chain runs through the addition, the
+// two shifts side by side and the XOR, 3 cycles, where add, VPROLD and
+// xor take 4 on CPUs whose VPROLD has a latency of 2 (AMD Zen 4). t and u
+// are scratch.
+func stepLow(dst, a, b, t, u Register, n int) {
+	VPADDD(b, a, t)
+	VPSLLD(U8(n), t, u)
+	VPSRLD(U8(32-n), t, t)
+	VPTERNLOGD(U8(0x96), u, t, dst)
+}
+
 // stepMem is [step] for a register-starved kernel that keeps some state
 // words in memory: dst ^= (a + b) <<< n where each of dst, a and b is a
 // register or a full-width memory operand (16-byte aligned for SSSE3). t

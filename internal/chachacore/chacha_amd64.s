@@ -2589,33 +2589,49 @@ chachaAVX512x2_loop:
 	MOVQ      CX, R8
 
 chachaAVX512x2_rounds:
-	VPADDD     Y5, Y4, Y4
-	VPXORD     Y4, Y7, Y7
 	VPROLD     $0x10, Y7, Y7
-	VPADDD     Y7, Y6, Y6
-	VPXORD     Y6, Y5, Y5
-	VPROLD     $0x0c, Y5, Y5
 	VPADDD     Y5, Y4, Y4
-	VPXORD     Y4, Y7, Y7
-	VPROLD     $0x08, Y7, Y7
+	VPSLLD     $0x10, Y4, Y8
+	VPSRLD     $0x10, Y4, Y9
+	VPTERNLOGD $0x96, Y8, Y9, Y7
+	VPROLD     $0x0c, Y5, Y5
 	VPADDD     Y7, Y6, Y6
-	VPXORD     Y6, Y5, Y5
+	VPSLLD     $0x0c, Y6, Y8
+	VPSRLD     $0x14, Y6, Y9
+	VPTERNLOGD $0x96, Y8, Y9, Y5
+	VPROLD     $0x08, Y7, Y7
+	VPADDD     Y5, Y4, Y4
+	VPSLLD     $0x08, Y4, Y8
+	VPSRLD     $0x18, Y4, Y9
+	VPTERNLOGD $0x96, Y8, Y9, Y7
 	VPROLD     $0x07, Y5, Y5
+	VPADDD     Y7, Y6, Y6
+	VPSLLD     $0x07, Y6, Y8
+	VPSRLD     $0x19, Y6, Y9
+	VPTERNLOGD $0x96, Y8, Y9, Y5
 	VPSHUFD    $0x93, Y4, Y4
 	VPSHUFD    $0x39, Y6, Y6
 	VPSHUFD    $0x4e, Y7, Y7
-	VPADDD     Y5, Y4, Y4
-	VPXORD     Y4, Y7, Y7
 	VPROLD     $0x10, Y7, Y7
-	VPADDD     Y7, Y6, Y6
-	VPXORD     Y6, Y5, Y5
-	VPROLD     $0x0c, Y5, Y5
 	VPADDD     Y5, Y4, Y4
-	VPXORD     Y4, Y7, Y7
-	VPROLD     $0x08, Y7, Y7
+	VPSLLD     $0x10, Y4, Y8
+	VPSRLD     $0x10, Y4, Y9
+	VPTERNLOGD $0x96, Y8, Y9, Y7
+	VPROLD     $0x0c, Y5, Y5
 	VPADDD     Y7, Y6, Y6
-	VPXORD     Y6, Y5, Y5
+	VPSLLD     $0x0c, Y6, Y8
+	VPSRLD     $0x14, Y6, Y9
+	VPTERNLOGD $0x96, Y8, Y9, Y5
+	VPROLD     $0x08, Y7, Y7
+	VPADDD     Y5, Y4, Y4
+	VPSLLD     $0x08, Y4, Y8
+	VPSRLD     $0x18, Y4, Y9
+	VPTERNLOGD $0x96, Y8, Y9, Y7
 	VPROLD     $0x07, Y5, Y5
+	VPADDD     Y7, Y6, Y6
+	VPSLLD     $0x07, Y6, Y8
+	VPSRLD     $0x19, Y6, Y9
+	VPTERNLOGD $0x96, Y8, Y9, Y5
 	VPSHUFD    $0x39, Y4, Y4
 	VPSHUFD    $0x93, Y6, Y6
 	VPSHUFD    $0x4e, Y7, Y7
@@ -2716,55 +2732,71 @@ chachaAVX512x1_loop:
 	MOVQ      CX, R8
 
 chachaAVX512x1_rounds:
-	VPADDD    X5, X4, X4
-	VPXORD    X4, X7, X7
-	VPROLD    $0x10, X7, X7
-	VPADDD    X7, X6, X6
-	VPXORD    X6, X5, X5
-	VPROLD    $0x0c, X5, X5
-	VPADDD    X5, X4, X4
-	VPXORD    X4, X7, X7
-	VPROLD    $0x08, X7, X7
-	VPADDD    X7, X6, X6
-	VPXORD    X6, X5, X5
-	VPROLD    $0x07, X5, X5
-	VPSHUFD   $0x93, X4, X4
-	VPSHUFD   $0x39, X6, X6
-	VPSHUFD   $0x4e, X7, X7
-	VPADDD    X5, X4, X4
-	VPXORD    X4, X7, X7
-	VPROLD    $0x10, X7, X7
-	VPADDD    X7, X6, X6
-	VPXORD    X6, X5, X5
-	VPROLD    $0x0c, X5, X5
-	VPADDD    X5, X4, X4
-	VPXORD    X4, X7, X7
-	VPROLD    $0x08, X7, X7
-	VPADDD    X7, X6, X6
-	VPXORD    X6, X5, X5
-	VPROLD    $0x07, X5, X5
-	VPSHUFD   $0x39, X4, X4
-	VPSHUFD   $0x93, X6, X6
-	VPSHUFD   $0x4e, X7, X7
-	DECQ      R8
-	JNZ       chachaAVX512x1_rounds
-	VPADDD    X0, X4, X4
-	VPADDD    X1, X5, X5
-	VPADDD    X2, X6, X6
-	VPADDD    X3, X7, X7
-	VPXORD    (BX), X4, X4
-	VMOVDQU32 X4, (DX)
-	VPXORD    16(BX), X5, X5
-	VMOVDQU32 X5, 16(DX)
-	VPXORD    32(BX), X6, X6
-	VMOVDQU32 X6, 32(DX)
-	VPXORD    48(BX), X7, X7
-	VMOVDQU32 X7, 48(DX)
-	ADDQ      $0x00000040, BX
-	ADDQ      $0x00000040, DX
-	SUBQ      $0x01, SI
-	VPADDD    row1_0_arx<>+0(SB), X3, X3
-	JMP       chachaAVX512x1_loop
+	VPROLD     $0x10, X7, X7
+	VPADDD     X5, X4, X4
+	VPSLLD     $0x10, X4, X8
+	VPSRLD     $0x10, X4, X9
+	VPTERNLOGD $0x96, X8, X9, X7
+	VPROLD     $0x0c, X5, X5
+	VPADDD     X7, X6, X6
+	VPSLLD     $0x0c, X6, X8
+	VPSRLD     $0x14, X6, X9
+	VPTERNLOGD $0x96, X8, X9, X5
+	VPROLD     $0x08, X7, X7
+	VPADDD     X5, X4, X4
+	VPSLLD     $0x08, X4, X8
+	VPSRLD     $0x18, X4, X9
+	VPTERNLOGD $0x96, X8, X9, X7
+	VPROLD     $0x07, X5, X5
+	VPADDD     X7, X6, X6
+	VPSLLD     $0x07, X6, X8
+	VPSRLD     $0x19, X6, X9
+	VPTERNLOGD $0x96, X8, X9, X5
+	VPSHUFD    $0x93, X4, X4
+	VPSHUFD    $0x39, X6, X6
+	VPSHUFD    $0x4e, X7, X7
+	VPROLD     $0x10, X7, X7
+	VPADDD     X5, X4, X4
+	VPSLLD     $0x10, X4, X8
+	VPSRLD     $0x10, X4, X9
+	VPTERNLOGD $0x96, X8, X9, X7
+	VPROLD     $0x0c, X5, X5
+	VPADDD     X7, X6, X6
+	VPSLLD     $0x0c, X6, X8
+	VPSRLD     $0x14, X6, X9
+	VPTERNLOGD $0x96, X8, X9, X5
+	VPROLD     $0x08, X7, X7
+	VPADDD     X5, X4, X4
+	VPSLLD     $0x08, X4, X8
+	VPSRLD     $0x18, X4, X9
+	VPTERNLOGD $0x96, X8, X9, X7
+	VPROLD     $0x07, X5, X5
+	VPADDD     X7, X6, X6
+	VPSLLD     $0x07, X6, X8
+	VPSRLD     $0x19, X6, X9
+	VPTERNLOGD $0x96, X8, X9, X5
+	VPSHUFD    $0x39, X4, X4
+	VPSHUFD    $0x93, X6, X6
+	VPSHUFD    $0x4e, X7, X7
+	DECQ       R8
+	JNZ        chachaAVX512x1_rounds
+	VPADDD     X0, X4, X4
+	VPADDD     X1, X5, X5
+	VPADDD     X2, X6, X6
+	VPADDD     X3, X7, X7
+	VPXORD     (BX), X4, X4
+	VMOVDQU32  X4, (DX)
+	VPXORD     16(BX), X5, X5
+	VMOVDQU32  X5, 16(DX)
+	VPXORD     32(BX), X6, X6
+	VMOVDQU32  X6, 32(DX)
+	VPXORD     48(BX), X7, X7
+	VMOVDQU32  X7, 48(DX)
+	ADDQ       $0x00000040, BX
+	ADDQ       $0x00000040, DX
+	SUBQ       $0x01, SI
+	VPADDD     row1_0_arx<>+0(SB), X3, X3
+	JMP        chachaAVX512x1_loop
 
 chachaAVX512x1_done:
 	ADDL DI, 48(AX)

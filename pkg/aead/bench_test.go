@@ -125,11 +125,26 @@ func BenchmarkOpen(b *testing.B) {
 	}
 }
 
-// BenchmarkParts measures the two halves of an AEAD alone — Poly1305
-// (internal/poly1305, the kernel dispatch picks) and the bare keystream of
-// each cipher from our cores — to show which one bounds the AEAD
-// throughput.
+// BenchmarkParts measures the parts of an AEAD alone — Poly1305
+// (internal/poly1305, the kernel dispatch picks), the bare keystream of
+// each cipher from our cores, and the subkey an extended-nonce
+// construction derives per message (HChaCha20 for XChaCha20-Poly1305,
+// HSalsa20 for secretbox) — to show what bounds the AEAD, and for
+// scripts/bench-aead.sh's targets on the extended constructions.
 func BenchmarkParts(b *testing.B) {
+	var key [32]byte
+	var nonce [16]byte
+	var sub [32]byte
+	b.Run("HChaCha20", func(b *testing.B) {
+		for b.Loop() {
+			chachacore.HChaCha(&sub, &key, &nonce, 20)
+		}
+	})
+	b.Run("HSalsa20", func(b *testing.B) {
+		for b.Loop() {
+			salsacore.HSalsa(&sub, &key, &nonce, 20)
+		}
+	})
 	for _, size := range benchSizes {
 		b.Run("Poly1305/"+size.name, func(b *testing.B) {
 			var key [32]byte

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/spipe-dev/spipe/internal/aeadcore"
 	"github.com/spipe-dev/spipe/internal/chachacore"
 	"github.com/spipe-dev/spipe/internal/salsacore"
 	"github.com/spipe-dev/spipe/internal/testutil/kerneltest"
@@ -14,14 +15,60 @@ import (
 
 // forEachKernel runs f once per kernel this CPU supports for the cipher
 // family of suite (kerneltest.ForEach), so the vectors cover every code
-// path (kernels added later are picked up automatically).
+// path (kernels added later are picked up automatically): first, where
+// the CPU has them, internal/aeadcore's one-call kernels for short
+// messages beside the best core kernel ("aead+" that kernel's name), then
+// each core kernel with them switched off, which is every path longer
+// messages and other CPUs take.
 func forEachKernel(t *testing.T, suite Suite, f func(t *testing.T)) {
 	t.Helper()
-	sw := kerneltest.Switch{Kernels: chachacore.Kernels, Use: chachacore.UseKernel, Active: chachacore.Kernel}
+	kerneltest.ForEach(t, kernelSwitch(suite), f)
+}
+
+// kernelSwitch is forEachKernel's switch for suite.
+func kernelSwitch(suite Suite) kerneltest.Switch {
+	core := kerneltest.Switch{Kernels: chachacore.Kernels, Use: chachacore.UseKernel, Active: chachacore.Kernel}
 	if suite.Secretbox() {
-		sw = kerneltest.Switch{Kernels: salsacore.Kernels, Use: salsacore.UseKernel, Active: salsacore.Kernel}
+		core = kerneltest.Switch{Kernels: salsacore.Kernels, Use: salsacore.UseKernel, Active: salsacore.Kernel}
 	}
-	kerneltest.ForEach(t, sw, f)
+	return withAEADCore(core)
+}
+
+// withAEADCore returns the switch over core's kernels with aeadcore's
+// kernels off and, listed first, the best of them with aeadcore's on.
+func withAEADCore(core kerneltest.Switch) kerneltest.Switch {
+	fused := func() string { return "aead+" + core.Kernels()[0] }
+	on := aeadcore.Kernels()[0] != "generic"
+	return kerneltest.Switch{
+		Kernels: func() []string {
+			if on {
+				return append([]string{fused()}, core.Kernels()...)
+			}
+			return core.Kernels()
+		},
+		Use: func(name string) (func(), error) {
+			aeadKernel, coreKernel := "generic", name
+			if on && name == fused() {
+				aeadKernel, coreKernel = aeadcore.Kernels()[0], core.Kernels()[0]
+			}
+			r1, err := aeadcore.UseKernel(aeadKernel)
+			if err != nil {
+				return nil, err
+			}
+			r2, err := core.Use(coreKernel)
+			if err != nil {
+				r1()
+				return nil, err
+			}
+			return func() { r2(); r1() }, nil
+		},
+		Active: func() string {
+			if aeadcore.Kernel() != "generic" {
+				return "aead+" + core.Active()
+			}
+			return core.Active()
+		},
+	}
 }
 
 // aeadSuites and secretboxSuites split Suites() by constructor.

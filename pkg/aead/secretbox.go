@@ -4,6 +4,7 @@ import (
 	"crypto/subtle"
 	"errors"
 
+	"github.com/spipe-dev/spipe/internal/aeadcore"
 	"github.com/spipe-dev/spipe/internal/alias"
 	"github.com/spipe-dev/spipe/internal/salsacore"
 )
@@ -89,8 +90,13 @@ func (b *Secretbox) Seal(dst []byte, nonce *[NonceSizeX]byte, message []byte) []
 
 	var s salsacore.State
 	b.init(&s, nonce)
-	// As in the ChaCha AEADs, short messages use a stack buffer only as
-	// large as they need, and longer ones go straight through the kernel.
+	// As in the ChaCha AEADs: one kernel call for a short message where
+	// the CPU has one; otherwise short messages use a stack buffer only
+	// as large as they need, and longer ones go straight through the
+	// kernel.
+	if aeadcore.SealSecretbox(&s, b.rounds, ct, message, (*[TagSize]byte)(tag)) {
+		return ret
+	}
 	switch n := len(message); {
 	case n <= secretboxHeadBytes(2):
 		var head [2 * blockSize]byte
@@ -162,7 +168,13 @@ func (b *Secretbox) Open(dst []byte, nonce *[NonceSizeX]byte, box []byte) ([]byt
 
 	var s salsacore.State
 	b.init(&s, nonce)
-	var ok bool
+	ok, handled := aeadcore.OpenSecretbox(&s, b.rounds, out, ct, tag)
+	if handled {
+		if !ok {
+			return nil, ErrOpen
+		}
+		return ret, nil
+	}
 	switch n := len(ct); {
 	case n <= secretboxHeadBytes(2):
 		var head [2 * blockSize]byte

@@ -1,4 +1,4 @@
-package main
+package arx
 
 import (
 	"os"
@@ -16,6 +16,7 @@ func writeTemp(t *testing.T, text string) string {
 }
 
 func TestCheckConstantTime(t *testing.T) {
+	checkConstantTime := CheckConstantTime("DECQ", "TESTQ")
 	good := "TEXT ·f(SB), NOSPLIT, $0-8\nloop:\n\tADDQ (BX), DI\n\tLEAQ (R9)(R9*4), R9\n\tDECQ SI\n\tJNZ  loop\n\tRET\n"
 	if err := checkConstantTime(writeTemp(t, good)); err != nil {
 		t.Errorf("counter loop rejected: %v", err)
