@@ -1,0 +1,173 @@
+package mux
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// The receiving half of a stream: the read loop copies each data frame
+// into the stream's ring (deliver) and wakes its reader, the one hand-off
+// between the carrier and the reader; the reader (Read, WriteTo) takes
+// the data and grants the window back.
+
+// Read reads the stream's bytes as the peer wrote them.
+func (st *Stream) Read(p []byte) (int, error) {
+	st.mu.Lock()
+	for {
+		if st.ring.len() > 0 {
+			n := st.ring.read(p)
+			st.ring.consume(n)
+			st.tookLocked(n)
+			st.mu.Unlock()
+			return n, nil
+		}
+		if done, err := st.readEndLocked(len(p)); done {
+			st.mu.Unlock()
+			return 0, err
+		}
+		if err := st.waitReadLocked(); err != nil {
+			st.mu.Unlock()
+			return 0, err
+		}
+	}
+}
+
+// WriteTo implements io.WriterTo, so io.Copy(w, stream) writes each
+// piece of received data to w straight from the stream's buffer, with
+// no copy in between; it returns once the peer has ended its direction
+// (without error), or on the first error, the stream's or w's.
+func (st *Stream) WriteTo(w io.Writer) (int64, error) {
+	if w == nil {
+		return 0, errNilArgument
+	}
+	var total int64
+	st.mu.Lock()
+	for {
+		if st.ring.len() > 0 {
+			b := st.ring.head()
+			st.ring.pin()
+			st.mu.Unlock()
+			m, err := w.Write(b)
+			st.mu.Lock()
+			st.ring.consume(m)
+			st.ring.unpin()
+			st.tookLocked(m)
+			total += int64(m)
+			if err == nil && m < len(b) {
+				err = io.ErrShortWrite
+			}
+			if err != nil {
+				st.mu.Unlock()
+				return total, err
+			}
+			continue
+		}
+		if done, err := st.readEndLocked(1); done {
+			st.mu.Unlock()
+			if err == io.EOF {
+				err = nil
+			}
+			return total, err
+		}
+		if err := st.waitReadLocked(); err != nil {
+			st.mu.Unlock()
+			return total, err
+		}
+	}
+}
+
+// readEndLocked says whether a read with an empty buffer returns now, and
+// with what: io.EOF after the peer's end, the stream's error, or nothing
+// for an empty read. st.mu is held.
+func (st *Stream) readEndLocked(want int) (bool, error) {
+	switch {
+	case st.recvEnded:
+		st.readEnded = true
+		st.maybeReleaseLocked()
+		return true, io.EOF
+	case st.err != nil:
+		return true, st.readErr()
+	case want == 0:
+		return true, nil
+	}
+	return false, nil
+}
+
+// waitReadLocked waits for the read loop to bring something (data, the
+// peer's end, a reset) or the read deadline, with st.mu released
+// meanwhile. A client stream nobody has announced yet is announced first
+// (an open without data), since a reader waits for the peer, and the peer
+// must know the stream exists to answer. st.mu is held.
+func (st *Stream) waitReadLocked() error {
+	if !st.announced && !st.reading {
+		st.mu.Unlock()
+		err := st.announce()
+		st.mu.Lock()
+		return err
+	}
+	dl := st.readDL.wait()
+	st.mu.Unlock()
+	defer st.mu.Lock()
+	select {
+	case <-st.rnotify:
+		return nil
+	case <-dl:
+		return fmt.Errorf("spipe/mux: read: %w", os.ErrDeadlineExceeded)
+	case <-st.sess.done:
+		return nil // the session's end reached the stream, or reaches it now
+	}
+}
+
+// tookLocked counts n bytes taken by the reader and queues the credit
+// that is due, if any. st.mu is held.
+func (st *Stream) tookLocked(n int) {
+	if st.recvEnded || st.err != nil {
+		return // nothing more will come: no credit needed
+	}
+	if incr := st.rx.take(n, st.ring.len() == 0, st.sess); incr > 0 {
+		st.sess.ctl.queue(control1{typ: creditItem, f: streamFrame{id: st.id, incr: incr}})
+	}
+}
+
+// deliver takes a data frame's data and charge in (the read loop only).
+// The data is copied into the ring at once, so a frame, however small,
+// costs the stream only its data; its charge is granted back when the
+// reader has taken it.
+func (st *Stream) deliver(data []byte, charge uint64) error {
+	st.mu.Lock()
+	switch {
+	case st.err != nil:
+		// Reset here while the read loop brought the frame: it crossed
+		// the reset, and is ignored like any frame of a stream not open.
+		st.mu.Unlock()
+		return nil
+	case st.recvEnded:
+		st.mu.Unlock()
+		return fmt.Errorf("%w: data on stream %d after its end", ErrProtocol, st.id)
+	}
+	if err := st.rx.admit(charge, st.id); err != nil {
+		st.mu.Unlock()
+		return err
+	}
+	st.ring.write(data, st.sess.cfg.maxWindow)
+	st.mu.Unlock()
+	if len(data) > 0 {
+		wake(st.rnotify)
+	}
+	return nil
+}
+
+// peerEnded takes the peer's end of its direction in (the read loop
+// only). s.mu is held.
+func (st *Stream) peerEndedLocked() error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.recvEnded {
+		return fmt.Errorf("%w: a second end on stream %d", ErrProtocol, st.id)
+	}
+	st.recvEnded = true
+	wake(st.rnotify)
+	st.closeIfEndedLocked()
+	return nil
+}
