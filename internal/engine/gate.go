@@ -70,7 +70,47 @@ func (g *gate) enter(ctx context.Context) error {
 	}
 }
 
+// tryEnter takes a place if one is free now (always, on a nil gate or
+// one without a limit).
+func (g *gate) tryEnter() bool {
+	if g == nil {
+		return true
+	}
+	if g.slots == nil {
+		g.open.Add(1)
+		return true
+	}
+	select {
+	case g.slots <- struct{}{}:
+		g.open.Add(1)
+		return true
+	default:
+		return false
+	}
+}
+
+// enterStream waits for a place (or ctx) for a stream of a multiplexed
+// carrier. Unlike a connection waiting in enter, a waiting stream is not
+// counted toward pausing the accept loop: its carrier bounds how many of
+// its streams wait (maxWaitingStreams).
+func (g *gate) enterStream(ctx context.Context) error {
+	if g.tryEnter() {
+		return nil
+	}
+	g.warn(&g.lastFullWarn, "connection limit reached; new connections wait", "max_conns", cap(g.slots))
+	select {
+	case g.slots <- struct{}{}:
+		g.open.Add(1)
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 func (g *gate) leave() {
+	if g == nil {
+		return
+	}
 	g.open.Add(-1)
 	if g.slots != nil {
 		<-g.slots

@@ -103,7 +103,8 @@ func (f *Forwarder) forward(ctx, soft context.Context, raw net.Conn, g *gate, t 
 		return f.serveCarrier(ctx, soft, l.carrier, l.session, peer, g, w)
 	}
 	defer obs.ConnClosed()
-	return f.transfer(ctx, &l, peer, start, w, report)
+	_, _, err = f.transfer(ctx, &l, peer, start, w, report)
+	return err
 }
 
 // errCarrierLimit is a carrier closed because as many as MaxPending are
@@ -115,16 +116,17 @@ var errCarrierLimit = errors.New("too many multiplexed carriers open (--max-pend
 func errShutdownOf(err error) error { return fmt.Errorf("%w (%w)", errShutdown, err) }
 
 // transfer copies an open link both ways, gives its place at the gate
-// back and writes its log lines.
-func (f *Forwarder) transfer(ctx context.Context, l *link, peer net.Addr, start time.Time, w *workers, report bool) error {
+// back and writes its log lines. It returns the bytes forwarded each way
+// and how the connection failed, if it did.
+func (f *Forwarder) transfer(ctx context.Context, l *link, peer net.Addr, start time.Time, w *workers, report bool) (up, down int64, err error) {
 	defer l.leave()
-	up, down, err := f.pipe(ctx, l.in, l.out, w)
+	up, down, err = f.pipe(ctx, l.in, l.out, w)
 	if err != nil {
 		f.observer().TransferError(err)
 		f.logFailure(ctx, peer, stageTransfer, err, l.session, up, down, report)
 	}
 	f.logEnd(ctx, peer, l.session, up, down, start, err)
-	return err
+	return up, down, err
 }
 
 // open runs the handshake and the dial in the order that keeps the target

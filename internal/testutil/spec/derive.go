@@ -35,7 +35,8 @@ var StreamTraffic = []Traffic{
 // MuxTraffic is a mode-3 session (section 7): the client opens stream 1
 // with its first data; the server answers on it, grants back what it read
 // (13 bytes and the frame's charge of 64), and both end their directions;
-// the client opens stream 2 without data, which the server resets; the
+// the client opens stream 2 without data, which the server refuses (a
+// reset with code 1: it did nothing for the stream); the
 // client pings and the server answers; then the server goes away (it
 // served streams up to 2) and, with no stream open, each end sends its
 // close-write.
@@ -46,7 +47,7 @@ var MuxTraffic = []Traffic{
 	{Dir: "c2s", Type: "end", Fields: map[string]uint64{"stream_id": 1}},
 	{Dir: "s2c", Type: "end", Fields: map[string]uint64{"stream_id": 1}},
 	{Dir: "c2s", Type: "open", Fields: map[string]uint64{"stream_id": 2}},
-	{Dir: "s2c", Type: "reset", Fields: map[string]uint64{"stream_id": 2, "code": 0}},
+	{Dir: "s2c", Type: "reset", Fields: map[string]uint64{"stream_id": 2, "code": 1}},
 	{Dir: "c2s", Type: "ping", Fields: map[string]uint64{"opaque": 1}},
 	{Dir: "s2c", Type: "pong", Fields: map[string]uint64{"opaque": 1}},
 	{Dir: "s2c", Type: "go-away", Fields: map[string]uint64{"last_stream_id": 2, "code": 0}},

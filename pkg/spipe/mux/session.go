@@ -223,8 +223,9 @@ func (s *Session) GoAway() error {
 }
 
 // GoingAway returns a channel that is closed once either end has sent
-// go-away (GoAway, Close, or a protocol error): the session opens or
-// accepts no new streams, and ends once its open streams have.
+// go-away (GoAway, Close, or a protocol error), or the peer ended its side
+// of the carrier: the session opens or accepts no new streams, and ends
+// once its open streams have. (A session that fails closes only Done.)
 func (s *Session) GoingAway() <-chan struct{} { return s.goingAway }
 
 // sendGoAwayLocked queues this end's go-away, once. s.mu is held.
@@ -436,7 +437,6 @@ func (s *Session) end(err error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.err = err
-		s.markGoingAwayLocked()
 		close(s.done)
 		why := s.sessionErr()
 		for _, st := range s.streams {

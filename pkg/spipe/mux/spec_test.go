@@ -94,7 +94,8 @@ func playMuxSession(t *testing.T, se spec.Session) {
 	require.NoError(t, err)
 	assert.Equal(t, "hello, client", string(back))
 
-	// Stream 2: opened by a reader, without data; the server resets it.
+	// Stream 2: opened by a reader, without data; the server refuses it
+	// (its reset of a stream it never used).
 	c2, err := cli.Open(context.Background())
 	require.NoError(t, err)
 	read2 := make(chan error, 1)

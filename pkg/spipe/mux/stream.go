@@ -48,6 +48,7 @@ type Stream struct {
 	closed   bool // no longer open at the protocol level (both ends, or reset)
 	accepted bool // a server's stream was taken by Accept (a client's: always)
 	placed   bool // holds a place in the session (NumStreams, MaxStreams)
+	used     bool // the application read from it or wrote to it
 }
 
 func newStream(s *Session, id uint32) *Stream {
@@ -73,7 +74,11 @@ func (st *Stream) Done() <-chan struct{} { return st.done }
 // fail with ErrStreamReset (what it had not read of this side's data is
 // lost, as with a TCP reset), and so do this side's, with net.ErrClosed.
 // A direction that had already ended cleanly stays ended cleanly. Reset
-// never waits for the carrier: the reset is sent in the background.
+// never waits for the carrier: the reset is sent in the background. A
+// server's reset of a stream its application has neither read from nor
+// written to tells the client that the server did nothing for it (the
+// code refused, docs/PROTOCOL.md 7.1), so that it may open it again
+// elsewhere.
 func (st *Stream) Reset() error {
 	st.sess.mu.Lock()
 	st.abortLocked(resetAborted, net.ErrClosed, true)
@@ -111,6 +116,9 @@ func (st *Stream) abortLocked(code byte, err error, send bool) {
 	}
 	wasClosed := st.closed
 	st.err = err
+	if code == resetAborted && !s.client && !st.used {
+		code = resetRefused
+	}
 	if !st.recvEnded {
 		st.ring.release()
 	}

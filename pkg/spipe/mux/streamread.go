@@ -18,6 +18,7 @@ func (st *Stream) Read(p []byte) (int, error) {
 		if st.ring.len() > 0 {
 			n := st.ring.read(p)
 			st.ring.consume(n)
+			st.used = true
 			st.tookLocked(n)
 			st.mu.Unlock()
 			return n, nil
@@ -47,6 +48,7 @@ func (st *Stream) WriteTo(w io.Writer) (int64, error) {
 		if st.ring.len() > 0 {
 			b := st.ring.head()
 			st.ring.pin()
+			st.used = true
 			st.mu.Unlock()
 			m, err := w.Write(b)
 			st.mu.Lock()

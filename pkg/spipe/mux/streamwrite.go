@@ -267,6 +267,7 @@ func (st *Stream) idToSend(t frame.Type) (uint32, frame.Type, error) {
 	}
 	if st.announced {
 		id := st.id
+		st.used = true
 		st.mu.Unlock()
 		return id, t, nil
 	}
