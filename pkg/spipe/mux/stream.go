@@ -31,12 +31,18 @@ type Stream struct {
 	// so ids go out in order).
 	id        uint32
 	announced bool
-	reading   bool // a ReadFrom runs: it announces the stream itself
 
 	ring      ring       // data received and not yet read
 	rx        recvWindow // what this end lets the peer send
 	recvEnded bool       // the peer's end arrived: io.EOF once ring is empty
 	readEnded bool       // Read returned io.EOF
+	// While WriteTo waits on a writer that can write without blocking
+	// (tryWriter), the read loop writes arriving data to it directly:
+	// direct is that writer, directN what it wrote for WriteTo's count,
+	// directErr its failure for WriteTo to return.
+	direct    tryWriter
+	directN   int64
+	directErr error
 
 	tx          sendWindow // what the peer lets this end send
 	writeClosed bool       // this end's end was sent

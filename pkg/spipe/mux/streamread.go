@@ -34,17 +34,41 @@ func (st *Stream) Read(p []byte) (int, error) {
 	}
 }
 
+// tryWriter is a writer that can also write without blocking: TryWrite
+// writes what it can of p at once and returns how much it wrote (0
+// without error when it can take nothing now), or why it failed.
+type tryWriter interface {
+	TryWrite(p []byte) (int, error)
+}
+
 // WriteTo implements io.WriterTo, so io.Copy(w, stream) writes each
-// piece of received data to w straight from the stream's buffer, with
-// no copy in between; it returns once the peer has ended its direction
-// (without error), or on the first error, the stream's or w's.
+// piece of received data to w straight from the stream's buffer; it
+// returns once the peer has ended its direction (without error), or on
+// the first error, the stream's or w's.
+//
+// If w also has a method TryWrite(p []byte) (int, error) that writes what
+// it can of p without blocking, then while WriteTo waits for data the
+// session's read loop writes each arriving frame's data to w itself,
+// straight from the frame: no copy into the stream's buffer and no
+// hand-off to WriteTo's goroutine, which takes over only what w could not
+// take at once. (The spipe tool's sockets have it.)
 func (st *Stream) WriteTo(w io.Writer) (int64, error) {
 	if w == nil {
 		return 0, errNilArgument
 	}
+	tw, _ := w.(tryWriter)
 	var total int64
 	st.mu.Lock()
+	defer func() {
+		st.direct = nil
+		st.mu.Unlock()
+	}()
 	for {
+		total += st.directN
+		st.directN = 0
+		if err := st.directErr; err != nil {
+			return total, err
+		}
 		if st.ring.len() > 0 {
 			b := st.ring.head()
 			st.ring.pin()
@@ -60,20 +84,20 @@ func (st *Stream) WriteTo(w io.Writer) (int64, error) {
 				err = io.ErrShortWrite
 			}
 			if err != nil {
-				st.mu.Unlock()
 				return total, err
 			}
 			continue
 		}
 		if done, err := st.readEndLocked(1); done {
-			st.mu.Unlock()
 			if err == io.EOF {
 				err = nil
 			}
 			return total, err
 		}
-		if err := st.waitReadLocked(); err != nil {
-			st.mu.Unlock()
+		st.direct = tw
+		err := st.waitReadLocked()
+		st.direct = nil
+		if err != nil {
 			return total, err
 		}
 	}
@@ -98,15 +122,22 @@ func (st *Stream) readEndLocked(want int) (bool, error) {
 
 // waitReadLocked waits for the read loop to bring something (data, the
 // peer's end, a reset) or the read deadline, with st.mu released
-// meanwhile. A client stream nobody has announced yet is announced first
-// (an open without data), since a reader waits for the peer, and the peer
-// must know the stream exists to answer. st.mu is held.
+// meanwhile. A client stream not yet announced is announced first (an
+// open without data), since a reader waits for the peer, and the peer
+// must know the stream exists to answer; unless a writer is at work on
+// it, which announces it itself. st.mu is held.
 func (st *Stream) waitReadLocked() error {
-	if !st.announced && !st.reading {
+	if !st.announced {
 		st.mu.Unlock()
-		err := st.announce()
+		var err error
+		if st.wmu.TryLock() {
+			err = st.announceIfNew()
+			st.wmu.Unlock()
+		}
 		st.mu.Lock()
-		return err
+		if err != nil || st.announced {
+			return err
+		}
 	}
 	dl := st.readDL.wait()
 	st.mu.Unlock()
@@ -151,6 +182,25 @@ func (st *Stream) deliver(data []byte, charge uint64) error {
 	if err := st.rx.admit(charge, st.id); err != nil {
 		st.mu.Unlock()
 		return err
+	}
+	if st.direct != nil && len(data) > 0 && st.ring.len() == 0 && !st.ring.pinned {
+		// WriteTo waits on a writer that does not block: write to it
+		// from here, straight from the frame.
+		n, err := st.direct.TryWrite(data)
+		st.directN += int64(n)
+		st.used = true
+		if err != nil {
+			st.directErr, st.direct = err, nil
+			st.mu.Unlock()
+			wake(st.rnotify)
+			return nil
+		}
+		data = data[n:]
+		st.tookLocked(n)
+		if len(data) == 0 {
+			st.mu.Unlock()
+			return nil // all of it written: WriteTo waits on
+		}
 	}
 	st.ring.write(data, st.sess.cfg.maxWindow)
 	st.mu.Unlock()

@@ -65,16 +65,20 @@ func (st *Stream) Write(p []byte) (int, error) {
 // ReadFrom implements io.ReaderFrom: io.Copy into a stream reads r
 // straight into the next frame's data and seals it in place, each read of
 // up to one frame's data becoming one frame, as a plain connection's
-// ReadFrom does. Reads go into small frames (64 KiB) until two in a row
-// fill one, then into frames as large as the carrier allows (up to
-// 1 MiB) while the source keeps them full and no other stream of the
-// session is sending. r's io.EOF ends it without error (and without
-// CloseWrite).
+// ReadFrom does. A read goes into a large frame (up to 1 MiB, as large as
+// the carrier allows) when r already holds more than a small frame's worth
+// (64 KiB) and no other stream of the session is sending, and into a
+// small frame otherwise: so a bulk source is sealed in large frames, an
+// interactive one in frames of exactly what each read returned, and a
+// large buffer is never held across a read that waits. (For a reader that
+// cannot say what it holds, which is anything but a socket or a reader
+// with a Len, two reads in a row that fill a small frame move to large
+// ones, and two that leave a large one under a small frame's worth move
+// back.) r's io.EOF ends it without error (and without CloseWrite).
 //
 // A stream not yet announced goes out with the first read's data when r
-// already has data waiting (a socket holding bytes, or a reader with a
-// Len), and otherwise with an open of its own at once, so that a peer
-// that speaks first is not kept waiting.
+// already has data waiting, and otherwise with an open of its own at
+// once, so that a peer that speaks first is not kept waiting.
 func (st *Stream) ReadFrom(r io.Reader) (int64, error) {
 	if r == nil {
 		return 0, errNilArgument
@@ -89,7 +93,7 @@ func (st *Stream) ReadFrom(r io.Reader) (int64, error) {
 		return 0, err
 	}
 	if !announced {
-		if ready, known := pending(r); !known || !ready {
+		if n, known := available(r); n == 0 || !known {
 			if err := st.announce(); err != nil {
 				return 0, err
 			}
@@ -103,13 +107,33 @@ func (st *Stream) ReadFrom(r io.Reader) (int64, error) {
 			pool.Put(big)
 		}
 	}()
-	buf, size := *small, s.smallData()
+	bigger := s.bigData() > s.smallData()
 	var n int64
-	fulls := 0 // reads in a row that filled their frame
+	var guess sizeGuess
 	for {
-		room, err := st.waitRoom(size)
+		// Room first: what the source holds is best judged once the
+		// window lets the next frame go.
+		room, err := st.waitRoom(s.bigData())
 		if err != nil {
 			return n, err
+		}
+		waiting, known := available(r)
+		if !known {
+			waiting = guess.waiting(s.smallData())
+		}
+		useBig := bigger && waiting > s.smallData() && !s.sendShared()
+		buf := *small
+		if useBig {
+			if big == nil {
+				big = s.frameBuf(s.bigData())
+			}
+			buf = *big
+		} else {
+			if big != nil {
+				pool.Put(big)
+				big = nil
+			}
+			room = min(room, s.smallData())
 		}
 		m, rerr := r.Read(buf[s.off : s.off+room])
 		if m > 0 {
@@ -124,20 +148,42 @@ func (st *Stream) ReadFrom(r io.Reader) (int64, error) {
 		if rerr != nil {
 			return n, rerr
 		}
-		switch {
-		case big != nil && (m < room || s.sendShared()):
-			// The source is drained for now, or another stream sends:
-			// back to small frames.
-			pool.Put(big)
-			big, buf, size = nil, *small, s.smallData()
-		case big == nil && m == room:
-			if fulls++; fulls >= 2 && s.bigData() > s.smallData() && !s.sendShared() {
-				big = s.frameBuf(s.bigData())
-				buf, size, fulls = *big, s.bigData(), 0
-			}
-		case big == nil:
-			fulls = 0
+		if !known {
+			guess.read(m, room, useBig, s.smallData())
 		}
+	}
+}
+
+// sizeGuess stands in for what a reader that cannot say what it holds
+// has: it counts as holding more than a small frame's worth once two
+// reads in a row have filled a small frame, and no longer once two reads
+// in a row have left a large one under a small frame's worth.
+type sizeGuess struct {
+	large       bool
+	fulls, thin int
+}
+
+func (g *sizeGuess) waiting(small int) int {
+	if g.large {
+		return small + 1
+	}
+	return 0
+}
+
+func (g *sizeGuess) read(m, room int, large bool, small int) {
+	switch {
+	case !large && m == room:
+		if g.fulls++; g.fulls >= 2 {
+			g.large, g.fulls = true, 0
+		}
+	case !large:
+		g.fulls = 0
+	case m < small:
+		if g.thin++; g.thin >= 2 {
+			g.large, g.thin = false, 0
+		}
+	default:
+		g.thin = 0
 	}
 }
 
@@ -235,6 +281,8 @@ func (st *Stream) sendFrame(buf []byte, t frame.Type, k int) error {
 		st.mu.Lock()
 		st.tx.spent += uint64(k) + frameCharge
 		st.mu.Unlock()
+	}
+	if k > 512<<10 {
 	}
 	if err := s.frames.SendOne(buf, t, k+idFields); err != nil {
 		s.writeFailed(err)

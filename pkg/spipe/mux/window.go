@@ -39,7 +39,8 @@ func (w *recvWindow) admit(charge uint64, id uint32) error {
 
 // take counts n data bytes read by the stream's reader and returns the
 // credit to send, if one is due: once what the reader took since the last
-// credit is a quarter of the window. When the reader has emptied the
+// credit is half the window (a bulk stream's credit then costs one frame
+// each way per half window, while the other half keeps it moving). When the reader has emptied the
 // buffer (empty), every frame's charge is taken too. The window grows
 // (doubling, up to the session's MaxStreamWindow, within its growth
 // budget) when the reader has emptied the buffer while the sender was
@@ -61,7 +62,7 @@ func (w *recvWindow) take(n int, empty bool, s *Session) uint32 {
 		}
 	}
 	want := w.taken + w.window
-	if want <= w.granted || want-w.granted < w.window/4 {
+	if want <= w.granted || want-w.granted < w.window/2 {
 		return 0
 	}
 	inc := min(want-w.granted, 1<<32-1)
