@@ -76,6 +76,13 @@ func (m *muxFrames) ReadFrame() (frame.Type, []byte, error) {
 	}
 }
 
+func (m *muxFrames) Buffered() bool {
+	in := &m.in
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.end > in.start
+}
+
 func (m *muxFrames) DataOffset() int { return m.out.fc.DataOffset() }
 
 func (m *muxFrames) MaxBody() int { return m.out.maxData }

@@ -27,10 +27,11 @@ const (
 	// growthBudgets is how many MaxStreamWindows the windows of a
 	// session's streams may grow beyond MinStreamWindow in all.
 	growthBudgets = 4
-	// pongWait is how long a ping may go unanswered before the session
-	// counts its peer as gone.
-	pongWait = 10 * time.Second
 )
+
+// pongWait is how long a ping may go unanswered before the session counts
+// its peer as gone (a variable for the tests).
+var pongWait = 10 * time.Second
 
 // Config tunes a session. Nothing in it must match the peer's: each side
 // limits only what it accepts. The zero value (or nil) is the defaults.

@@ -72,6 +72,11 @@ type Session struct {
 	// the session as shared) and on the sending side.
 	lastRecvID      uint32
 	recvSharedUntil atomic.Int64 // unix nanoseconds
+	// The read loop's run of frames already buffered: while batching,
+	// data for streams whose WriteTo writes directly is gathered, and
+	// dirty lists those streams, flushed once the run ends.
+	batching        bool
+	dirty           []*Stream
 	lastSendID      atomic.Uint32
 	sendSharedUntil atomic.Int64
 
@@ -354,6 +359,7 @@ func (s *Session) readLoop() {
 			s.carrierEnded(err)
 			return
 		}
+		s.batching = s.frames.Buffered()
 		f, err := parseFrame(t, body)
 		if err == nil {
 			err = s.dispatch(&f)
@@ -361,6 +367,13 @@ func (s *Session) readLoop() {
 		if err != nil {
 			s.violation(err)
 			return
+		}
+		if !s.batching && len(s.dirty) > 0 {
+			for i, st := range s.dirty {
+				st.flushDirect()
+				s.dirty[i] = nil
+			}
+			s.dirty = s.dirty[:0]
 		}
 	}
 }

@@ -43,6 +43,7 @@ type Stream struct {
 	direct    tryWriter
 	directN   int64
 	directErr error
+	dirty     bool // in the session's list of streams to flush (flushDirect)
 
 	tx          sendWindow // what the peer lets this end send
 	writeClosed bool       // this end's end was sent

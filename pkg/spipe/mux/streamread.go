@@ -183,31 +183,74 @@ func (st *Stream) deliver(data []byte, charge uint64) error {
 		st.mu.Unlock()
 		return err
 	}
-	if st.direct != nil && len(data) > 0 && st.ring.len() == 0 && !st.ring.pinned {
-		// WriteTo waits on a writer that does not block: write to it
-		// from here, straight from the frame.
-		n, err := st.direct.TryWrite(data)
-		st.directN += int64(n)
-		st.used = true
-		if err != nil {
-			st.directErr, st.direct = err, nil
+	s := st.sess
+	if st.direct != nil && len(data) > 0 {
+		if st.ring.len() == 0 && !st.ring.pinned && !s.batching {
+			// WriteTo waits on a writer that does not block: write to
+			// it from here, straight from the frame.
+			if data = st.tryWriteLocked(data); len(data) == 0 || st.directErr != nil {
+				st.mu.Unlock()
+				if st.directErr != nil {
+					wake(st.rnotify)
+				}
+				return nil
+			}
+		} else if !st.dirty {
+			// More frames are already in: gather them, and write them
+			// to it in one piece once the run ends (flushDirect).
+			st.ring.write(data, s.cfg.maxWindow)
+			st.dirty = true
 			st.mu.Unlock()
-			wake(st.rnotify)
+			s.dirty = append(s.dirty, st)
+			return nil
+		} else {
+			st.ring.write(data, s.cfg.maxWindow)
+			st.mu.Unlock()
 			return nil
 		}
-		data = data[n:]
-		st.tookLocked(n)
-		if len(data) == 0 {
-			st.mu.Unlock()
-			return nil // all of it written: WriteTo waits on
-		}
 	}
-	st.ring.write(data, st.sess.cfg.maxWindow)
+	st.ring.write(data, s.cfg.maxWindow)
 	st.mu.Unlock()
 	if len(data) > 0 {
 		wake(st.rnotify)
 	}
 	return nil
+}
+
+// tryWriteLocked writes what it can of p to the waiting WriteTo's writer
+// without blocking, counts it as read, and returns the rest. st.mu is
+// held; the caller wakes the reader if the writer failed.
+func (st *Stream) tryWriteLocked(p []byte) []byte {
+	n, err := st.direct.TryWrite(p)
+	st.directN += int64(n)
+	st.used = true
+	if err != nil {
+		st.directErr, st.direct = err, nil
+		return nil
+	}
+	st.tookLocked(n)
+	return p[n:]
+}
+
+// flushDirect writes what the read loop gathered for the stream during a
+// run of frames to its waiting WriteTo's writer, without blocking, and
+// wakes the reader for whatever is left (the read loop only).
+func (st *Stream) flushDirect() {
+	st.mu.Lock()
+	st.dirty = false
+	for st.direct != nil && st.ring.len() > 0 && !st.ring.pinned {
+		b := st.ring.head()
+		rest := st.tryWriteLocked(b)
+		st.ring.consume(len(b) - len(rest))
+		if len(rest) > 0 || st.directErr != nil {
+			break
+		}
+	}
+	left := st.ring.len() > 0 || st.directErr != nil
+	st.mu.Unlock()
+	if left {
+		wake(st.rnotify)
+	}
 }
 
 // peerEnded takes the peer's end of its direction in (the read loop

@@ -282,8 +282,6 @@ func (st *Stream) sendFrame(buf []byte, t frame.Type, k int) error {
 		st.tx.spent += uint64(k) + frameCharge
 		st.mu.Unlock()
 	}
-	if k > 512<<10 {
-	}
 	if err := s.frames.SendOne(buf, t, k+idFields); err != nil {
 		s.writeFailed(err)
 		return fmt.Errorf("%w: %w", ErrSessionClosed, err)

@@ -19,6 +19,10 @@ type Frames interface {
 	// buffer: valid only until the next ReadFrame. Any other error is the
 	// connection's for good, and the connection is then closed.
 	ReadFrame() (frame.Type, []byte, error)
+	// Buffered reports whether the receive buffer already holds bytes of
+	// a next frame, so that ReadFrame will not wait for the transport:
+	// the reader can batch what it does for a run of frames.
+	Buffered() bool
 
 	// DataOffset is where a frame's body starts in a send buffer, counted
 	// from the frame's first byte.

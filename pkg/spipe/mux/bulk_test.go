@@ -1,11 +1,15 @@
 package mux
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/spipe-dev/spipe/internal/testutil"
 	"github.com/spipe-dev/spipe/pkg/spipe"
@@ -116,4 +120,68 @@ func BenchmarkStreamBulk(b *testing.B) {
 		}
 		c.Close()
 	}
+}
+
+// TestBulkUsesLargeFrames: a bulk source copied into a stream alone on
+// its session goes in large frames, as a plain connection's would: most
+// of its bytes in frames over 512 KiB.
+func TestBulkUsesLargeFrames(t *testing.T) {
+	cli, srv, sizes := bulkPair(t)
+	c, err := cli.Open(context.Background())
+	require.NoError(t, err)
+	const total = 48 << 20
+	done := make(chan int64)
+	go func() {
+		s, err := srv.Accept()
+		if err != nil {
+			close(done)
+			return
+		}
+		n, _ := s.(*Stream).WriteTo(io.Discard)
+		done <- n
+	}()
+	n, err := c.(*Stream).ReadFrom(bytes.NewReader(make([]byte, total)))
+	require.NoError(t, err)
+	require.Equal(t, int64(total), n)
+	require.NoError(t, c.(*Stream).CloseWrite())
+	require.Equal(t, int64(total), <-done)
+	large := 0
+	for _, n := range sizes.get() {
+		if n > 512<<10 {
+			large += n
+		}
+	}
+	assert.Greater(t, large, total*9/10, "bytes in large frames, of %d (frame sizes %v)", total, sizes.get())
+}
+
+// TestNoAllocationPerFrame: once a stream runs, a small write and its
+// delivery allocate nothing, and neither do a credit's round trip nor the
+// read loop's work for them.
+func TestNoAllocationPerFrame(t *testing.T) {
+	cli, srv, _ := bulkPair(t)
+	c, err := cli.Open(context.Background())
+	require.NoError(t, err)
+	msg, back := make([]byte, 64), make([]byte, 64)
+	_, err = c.Write(msg)
+	require.NoError(t, err)
+	s, err := srv.Accept()
+	require.NoError(t, err)
+	roundTrip := func() {
+		if _, err := c.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(s, back); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = io.ReadFull(s, back)
+	require.NoError(t, err)
+	for range 5000 { // past the credits' first rounds and the pools' filling
+		roundTrip()
+	}
+	limit := 0.05
+	if raceEnabled {
+		limit = 2 // the frame buffer and the ring's, when the pool dropped them
+	}
+	assert.Less(t, testing.AllocsPerRun(2000, roundTrip), limit, "allocations per frame")
 }
