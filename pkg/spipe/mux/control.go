@@ -36,30 +36,28 @@ type control1 struct {
 	f   streamFrame
 }
 
-// maxControlBacklog bounds the control frames waiting to go out. An
-// honest peer reads all the time (its read loop never waits), so a
-// backlog this long means one that does not read while it makes this end
-// answer (opens to refuse, pings): the session ends instead of holding
-// more.
+// maxControlBacklog bounds the control frames the read loop lets wait:
+// once this many wait (a peer opening streams faster than their refusals
+// can go out, say), the read loop stops reading until the writer has
+// caught up, so the peer's own frames wait in its socket rather than
+// their answers in memory. (A peer that stops reading meanwhile stops
+// answering pings, and the session ends.)
 const maxControlBacklog = 4096
 
-// errPeerNotReading is why a session whose control backlog overflowed
-// ended.
-var errPeerNotReading = fmt.Errorf("spipe/mux: %d control frames waiting: the peer does not read: %w", maxControlBacklog, os.ErrDeadlineExceeded)
-
 type control struct {
-	mu       sync.Mutex
-	items    []control1
-	pong     bool   // a pong is owed
-	pongVal  uint64 // for the last ping
-	overflow bool
-	wake     chan struct{}
+	mu      sync.Mutex
+	items   []control1
+	pong    bool   // a pong is owed
+	pongVal uint64 // for the last ping
+	wake    chan struct{}
+	drained chan struct{} // signals the read loop that the backlog went down
 	// Closed once the go-away, and the close-write, have been written.
 	goAwaySent, endSent chan struct{}
 }
 
 func (c *control) init() {
 	c.wake = make(chan struct{}, 1)
+	c.drained = make(chan struct{}, 1)
 	c.goAwaySent = make(chan struct{})
 	c.endSent = make(chan struct{})
 }
@@ -67,13 +65,28 @@ func (c *control) init() {
 // queue adds a control frame, without waiting.
 func (c *control) queue(it control1) {
 	c.mu.Lock()
-	if len(c.items) >= maxControlBacklog {
-		c.overflow = true
-	} else {
-		c.items = append(c.items, it)
-	}
+	c.items = append(c.items, it)
 	c.mu.Unlock()
 	wake(c.wake)
+}
+
+// backlogged reports whether maxControlBacklog frames or more wait.
+func (c *control) backlogged() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.items) >= maxControlBacklog
+}
+
+// waitDrained returns once fewer than maxControlBacklog frames wait, or
+// done closes (the read loop, when backlogged).
+func (c *control) waitDrained(done <-chan struct{}) {
+	for c.backlogged() {
+		select {
+		case <-c.drained:
+		case <-done:
+			return
+		}
+	}
 }
 
 // queuePong owes a pong for a ping: only the last ping's is owed when
@@ -86,9 +99,10 @@ func (c *control) queuePong(v uint64) {
 }
 
 // take moves up to most queued frames (the owed pong first) into batch.
-func (c *control) take(batch []control1, most int) ([]control1, bool) {
+func (c *control) take(batch []control1, most int) []control1 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer wake(c.drained)
 	batch = batch[:0]
 	if c.pong {
 		batch = append(batch, control1{typ: pongItem, f: streamFrame{opaque: c.pongVal}})
@@ -97,7 +111,7 @@ func (c *control) take(batch []control1, most int) ([]control1, bool) {
 	k := min(most-len(batch), len(c.items))
 	batch = append(batch, c.items[:k]...)
 	c.items = append(c.items[:0], c.items[k:]...)
-	return batch, c.overflow
+	return batch
 }
 
 // frameOf is the frame a queued item sends.
@@ -137,13 +151,7 @@ func (s *Session) controlLoop() {
 			return
 		}
 		for {
-			var overflow bool
-			batch, overflow = s.ctl.take(batch, most)
-			if overflow {
-				s.end(errPeerNotReading)
-				return
-			}
-			if len(batch) == 0 {
+			if batch = s.ctl.take(batch, most); len(batch) == 0 {
 				break
 			}
 			if err := s.writeControl(*bp, batch, staged); err != nil {

@@ -368,6 +368,9 @@ func (s *Session) readLoop() {
 			s.violation(err)
 			return
 		}
+		if s.ctl.backlogged() {
+			s.ctl.waitDrained(s.done)
+		}
 		if !s.batching && len(s.dirty) > 0 {
 			for i, st := range s.dirty {
 				st.flushDirect()
