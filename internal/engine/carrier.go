@@ -102,28 +102,34 @@ type carrierStreams struct {
 // counted, admitted, dialled, copied and logged the same way. Admission
 // is bounded per carrier (see carrierStreams), and a stream that ends
 // before its target is dialled (its client reset it, or the carrier
-// ended) is never dialled: its wait and its dial stop with it.
+// ended) is never dialled: its wait stops with it, and it is looked at
+// once more right before the dial. (One that ends during the dial has
+// its target connection closed as soon as the dial completes: its copy
+// meets the stream's end at once.)
 func (f *Forwarder) forwardStream(ctx context.Context, c Conn, s *Session, peer net.Addr, g *gate, cs *carrierStreams, w *workers) {
 	obs := f.observer()
 	obs.ConnOpened()
 	defer obs.ConnClosed()
 	start := time.Now()
-	sctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	var done <-chan struct{}
 	if d, ok := c.(interface{ Done() <-chan struct{} }); ok {
-		stop := afterClose(d.Done(), cancel)
-		defer stop()
+		done = d.Done()
 	}
 	l := link{in: c, session: s}
-	stage, err := f.admitStream(sctx, &l, g, cs)
+	stage, err := f.admitStream(ctx, &l, g, cs, done)
+	if err == nil && isDone(done) {
+		l.leave()
+		l.abortIn()
+		stage, err = stageAdmission, context.Canceled
+	}
 	if err == nil {
-		if stage, err = f.dialTarget(sctx, &l, f.handshakeTimeout()); err != nil {
+		if stage, err = f.dialTarget(ctx, &l, f.handshakeTimeout()); err != nil {
 			l.leave()
 		}
 	}
 	if err != nil {
-		if sctx.Err() != nil && ctx.Err() == nil {
-			// The stream ended under its wait or dial: say how.
+		if isDone(done) && ctx.Err() == nil {
+			// The stream ended before its target was dialled: say how.
 			if _, why := c.Read(nil); why != nil {
 				err = &streamEndedError{stream: why, err: err}
 				if errors.Is(why, mux.ErrStreamReset) {
@@ -145,7 +151,7 @@ func (f *Forwarder) forwardStream(ctx context.Context, c Conn, s *Session, peer 
 // It waits for them at most the handshake timeout, as one of at most
 // maxWaitingStreams waiting streams of the carrier (a stream beyond them
 // is refused at once); waiting streams do not pause the accept loop.
-func (f *Forwarder) admitStream(ctx context.Context, l *link, g *gate, cs *carrierStreams) (string, error) {
+func (f *Forwarder) admitStream(ctx context.Context, l *link, g *gate, cs *carrierStreams, done <-chan struct{}) (string, error) {
 	l.leave = func() {}
 	if cs.allowance.ready() && g.tryEnter() {
 		l.leave = g.leave
@@ -157,8 +163,13 @@ func (f *Forwarder) admitStream(ctx context.Context, l *link, g *gate, cs *carri
 		return stageAdmission, errStreamLimit
 	}
 	defer cs.waiting.Add(-1)
+	// The wait ends at the handshake timeout, or with the stream.
 	wctx, cancel := context.WithTimeout(ctx, f.handshakeTimeout())
 	defer cancel()
+	if done != nil {
+		stop := afterClose(done, cancel)
+		defer stop()
+	}
 	err := cs.allowance.wait(wctx)
 	if err == nil {
 		err = g.enterStream(wctx)
@@ -182,6 +193,16 @@ func (e *streamEndedError) Error() string {
 
 // Unwrap gives the stream's end first: it is the reason.
 func (e *streamEndedError) Unwrap() []error { return []error{e.stream, e.err} }
+
+// isDone reports whether done (nil: never) is closed.
+func isDone(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
+}
 
 // afterClose calls f once done is closed, unless stop is called first.
 func afterClose(done <-chan struct{}, f func()) (stop func()) {

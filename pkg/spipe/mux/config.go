@@ -50,10 +50,11 @@ type Config struct {
 	// sender that is short of window and no other stream of the session
 	// receives data; all of a session's streams together grow by at most
 	// four times this. 0 means 4 MiB; MinStreamWindow turns growth off.
-	// While several streams receive data, each gets no more than
-	// MinStreamWindow in flight, so that none waits behind much of
-	// another's. What a session holds unread is at most MaxStreams times
-	// MinStreamWindow, plus four times MaxStreamWindow.
+	// While several streams take turns receiving data, each gets no more
+	// than 64 KiB in flight (and writers send frames of at most 16 KiB),
+	// so that none waits behind much of another's. What a session holds
+	// unread is at most MaxStreams times MinStreamWindow, plus four times
+	// MaxStreamWindow.
 	MaxStreamWindow int
 
 	// KeepAlive is how often a session pings its peer; a ping unanswered

@@ -48,7 +48,11 @@ func (st *Stream) Write(p []byte) (int, error) {
 	buf := *bp
 	n := 0
 	for len(p) > 0 {
-		room, err := st.waitRoom(min(len(p), size))
+		want := min(len(p), size)
+		if s.sendShared() {
+			want = min(want, sharedFrame)
+		}
+		room, err := st.waitRoom(want)
 		if err != nil {
 			return n, err
 		}
@@ -92,11 +96,16 @@ func (st *Stream) ReadFrom(r io.Reader) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if !announced {
-		if n, known := available(r); n == 0 || !known {
-			if err := st.announce(); err != nil {
-				return 0, err
-			}
+	// What r holds now (known: r can tell) decides whether the first
+	// read rides in the open, and sizes each read's frame. It is asked
+	// again only after a read that took all it could, or a large one:
+	// after a short read (an interactive source) the next read is small
+	// without asking.
+	waiting, known := available(r)
+	asked := true
+	if !announced && (!known || waiting == 0) {
+		if err := st.announce(); err != nil {
+			return 0, err
 		}
 	}
 	small := s.frameBuf(s.smallData())
@@ -117,12 +126,18 @@ func (st *Stream) ReadFrom(r io.Reader) (int64, error) {
 		if err != nil {
 			return n, err
 		}
-		waiting, known := available(r)
+		if !asked {
+			waiting, known = available(r)
+		}
 		if !known {
 			waiting = guess.waiting(s.smallData())
 		}
-		useBig := bigger && waiting > s.smallData() && !s.sendShared()
+		shared := s.sendShared()
+		useBig := bigger && waiting > s.smallData() && !shared
 		buf := *small
+		if shared {
+			room = min(room, sharedFrame)
+		}
 		if useBig {
 			if big == nil {
 				big = s.frameBuf(s.bigData())
@@ -150,6 +165,10 @@ func (st *Stream) ReadFrom(r io.Reader) (int64, error) {
 		}
 		if !known {
 			guess.read(m, room, useBig, s.smallData())
+		}
+		asked = known && m < room && !useBig
+		if asked {
+			waiting = 0 // a short read: r had no more
 		}
 	}
 }

@@ -10,10 +10,16 @@ import (
 // and frameCharge more. The receiver grants; the sender spends.
 
 // sharedFor is how long after two streams have taken turns a session
-// counts as shared: its streams' windows then stay at MinStreamWindow
-// (receiving), and bulk writers use small frames (sending), so that no
-// stream waits behind much of another's data.
-const sharedFor = 100 * time.Millisecond
+// counts as shared: its streams then have no more than sharedWindow in
+// flight toward this end (receiving), and writers send frames of at most
+// sharedFrame data bytes (sending), so that no stream waits behind much
+// of another's data: a frame in the carrier's turn, a window in the
+// carrier's queue.
+const (
+	sharedFor    = 100 * time.Millisecond
+	sharedWindow = 64 << 10
+	sharedFrame  = 16 << 10
+)
 
 // recvWindow is what this end lets the peer send on a stream.
 type recvWindow struct {
@@ -44,15 +50,18 @@ func (w *recvWindow) admit(charge uint64, id uint32) error {
 // buffer (empty), every frame's charge is taken too. The window grows
 // (doubling, up to the session's MaxStreamWindow, within its growth
 // budget) when the reader has emptied the buffer while the sender was
-// short of window and the session is not shared; while it is shared, the
-// window is MinStreamWindow. Caller holds the stream's lock.
+// short of window and the session is not shared; while it is shared, it
+// grants only up to sharedWindow beyond what the reader took. Caller
+// holds the stream's lock.
 func (w *recvWindow) take(n int, empty bool, s *Session) uint32 {
 	w.taken += uint64(n)
 	if empty {
 		w.taken = w.received
 	}
+	target := w.window
 	if s.recvShared() {
 		w.giveBack(s)
+		target = sharedWindow
 	} else if empty && w.granted-w.received < w.window/4 && w.window < uint64(s.cfg.maxWindow) {
 		grow := min(w.window, uint64(s.cfg.maxWindow)-w.window)
 		if s.growth.Add(-int64(grow)) >= 0 {
@@ -60,9 +69,10 @@ func (w *recvWindow) take(n int, empty bool, s *Session) uint32 {
 		} else {
 			s.growth.Add(int64(grow))
 		}
+		target = w.window
 	}
-	want := w.taken + w.window
-	if want <= w.granted || want-w.granted < w.window/2 {
+	want := w.taken + target
+	if want <= w.granted || want-w.granted < target/2 {
 		return 0
 	}
 	inc := min(want-w.granted, 1<<32-1)
@@ -113,11 +123,13 @@ func (s *Session) recvShared() bool {
 }
 
 // noteRecv records which stream the read loop gave data to (the read
-// loop only).
+// loop only). The session's first stream shares with nobody.
 func (s *Session) noteRecv(id uint32) {
 	if id != s.lastRecvID {
+		if s.lastRecvID != 0 {
+			s.recvSharedUntil.Store(time.Now().Add(sharedFor).UnixNano())
+		}
 		s.lastRecvID = id
-		s.recvSharedUntil.Store(time.Now().Add(sharedFor).UnixNano())
 	}
 }
 
@@ -127,9 +139,10 @@ func (s *Session) sendShared() bool {
 	return time.Now().UnixNano() < s.sendSharedUntil.Load()
 }
 
-// noteSend records which stream sent data.
+// noteSend records which stream sent data. The session's first stream
+// shares with nobody.
 func (s *Session) noteSend(id uint32) {
-	if s.lastSendID.Swap(id) != id {
+	if last := s.lastSendID.Swap(id); last != id && last != 0 {
 		s.sendSharedUntil.Store(time.Now().Add(sharedFor).UnixNano())
 	}
 }
