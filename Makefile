@@ -8,7 +8,7 @@ BIN         := bin/spipe
 
 .PHONY: all build test unit lint fmt vet staticcheck bench fuzz generate check-generated clean api api-check
 
-all: build
+all: build $(BIN)
 
 build:
 	$(GO) build ./...
@@ -17,19 +17,26 @@ build:
 # pure-Go build. Programs the tests run that Debian does not have by
 # default are installed first when missing (as root; otherwise the command
 # is printed).
-test: check-generated lint api-check unit test-qemu
+test: check-generated lint api-check unit test-qemu install-check
 
 # qemu-user for test-qemu; systemd for systemd-socket-activate and
-# systemd-analyze, with which cmd/spipe tests socket activation and the
-# units in contrib/systemd.
-TEST_TOOLS := qemu-x86_64:qemu-user systemd-socket-activate:systemd systemd-analyze:systemd
+# systemd-analyze, with which cmd/spipe tests socket activation and
+# install-check verifies the installed units; man-db, whose man finds
+# the pages the units cite.
+TEST_TOOLS := qemu-x86_64:qemu-user systemd-socket-activate:systemd systemd-analyze:systemd man:man-db
 .PHONY: test-tools
 test-tools:
 	@bash scripts/need.sh $(TEST_TOOLS)
 
 # The real programs make e2e drives: sshd (openssh-server), ssh, curl;
-# python3 serves HTTP.
-E2E_TOOLS := sshd:openssh-server ssh:openssh-client curl:curl python3:python3
+# python3 serves HTTP; a PostgreSQL cluster (initdb, postgres and pgbench
+# from postgresql; the server's programs are off PATH, need.sh looks in
+# /usr/lib/postgresql/*/bin) with a certificate from openssl; redis-server
+# and redis-benchmark (redis-tools); haproxy balances two listeners; tar
+# packs the tree spipe seal and open carry.
+E2E_TOOLS := sshd:openssh-server ssh:openssh-client curl:curl python3:python3 \
+	initdb:postgresql postgres:postgresql openssl:openssl \
+	redis-server:redis-server redis-benchmark:redis-tools haproxy:haproxy tar:tar
 .PHONY: e2e-tools
 e2e-tools:
 	@bash scripts/need.sh $(E2E_TOOLS)
@@ -141,6 +148,58 @@ man:
 	rm -rf $(MANDIR) && $(BIN) man $(MANDIR)
 	@echo "man pages in $(MANDIR): man -l $(MANDIR)/spipe.1"
 
+# bin/spipe, rebuilt when a Go or assembly file or the module changes.
+$(BIN): $(shell find cmd internal pkg -name '*.go' -o -name '*.s') go.mod go.sum
+	$(GO) build -o $(BIN) ./cmd/spipe
+
+# make install: the tool, its man pages, shell completions (bash, zsh,
+# fish) and the systemd units, under PREFIX; DESTDIR prefixes every path
+# for packagers (make install DESTDIR=debian/tmp PREFIX=/usr). The units
+# run $(BINDIR)/spipe. Run `make` first as yourself: install builds
+# bin/spipe only if it is missing or older than the sources, and root may
+# have no Go. Debian's spiped package ships a /usr/bin/spipe of its own
+# (its client utility) and a spipe(1) page: with PREFIX=/usr/local both
+# stay untouched, and /usr/local/bin comes first on Debian's PATH.
+# make uninstall removes what install put there.
+PREFIX      ?= /usr/local
+BINDIR      ?= $(PREFIX)/bin
+MAN1DIR     ?= $(PREFIX)/share/man/man1
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+UNITDIR     ?= $(PREFIX)/lib/systemd/system
+UNITS       := spipe-listen@.service spipe-listen@.socket spipe-connect@.service spipe-connect@.socket
+.PHONY: install uninstall install-check
+install: $(BIN)
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	$(BIN) man "$$tmp/man"; \
+	$(BIN) completion bash >"$$tmp/spipe"; \
+	$(BIN) completion zsh >"$$tmp/_spipe"; \
+	$(BIN) completion fish >"$$tmp/spipe.fish"; \
+	for u in $(UNITS); do sed 's|/usr/local/bin/spipe|$(BINDIR)/spipe|g' "contrib/systemd/$$u" >"$$tmp/$$u"; done; \
+	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(MAN1DIR)" "$(DESTDIR)$(BASHCOMPDIR)" \
+	  "$(DESTDIR)$(ZSHCOMPDIR)" "$(DESTDIR)$(FISHCOMPDIR)" "$(DESTDIR)$(UNITDIR)"; \
+	install -m 0755 $(BIN) "$(DESTDIR)$(BINDIR)/spipe"; \
+	install -m 0644 "$$tmp"/man/*.1 "$(DESTDIR)$(MAN1DIR)/"; \
+	install -m 0644 "$$tmp/spipe" "$(DESTDIR)$(BASHCOMPDIR)/spipe"; \
+	install -m 0644 "$$tmp/_spipe" "$(DESTDIR)$(ZSHCOMPDIR)/_spipe"; \
+	install -m 0644 "$$tmp/spipe.fish" "$(DESTDIR)$(FISHCOMPDIR)/spipe.fish"; \
+	for u in $(UNITS); do install -m 0644 "$$tmp/$$u" "$(DESTDIR)$(UNITDIR)/$$u"; done; \
+	echo "installed $(DESTDIR)$(BINDIR)/spipe, man pages in $(DESTDIR)$(MAN1DIR), completions, units in $(DESTDIR)$(UNITDIR)"; \
+	if [ -z "$(DESTDIR)" ]; then echo "systemctl daemon-reload makes systemd see the units (contrib/systemd/README.md)"; fi
+
+uninstall:
+	rm -f "$(DESTDIR)$(BINDIR)/spipe" "$(DESTDIR)$(MAN1DIR)/spipe.1" "$(DESTDIR)$(MAN1DIR)"/spipe-*.1 \
+	  "$(DESTDIR)$(BASHCOMPDIR)/spipe" "$(DESTDIR)$(ZSHCOMPDIR)/_spipe" "$(DESTDIR)$(FISHCOMPDIR)/spipe.fish" \
+	  $(addprefix "$(DESTDIR)$(UNITDIR)"/,$(UNITS))
+
+# In make test: make install into a scratch DESTDIR, then what a system
+# does with the files there: systemd-analyze verify on the installed
+# units (their man: pages included), man, bash, and make uninstall.
+install-check: test-tools $(BIN)
+	@PREFIX=$(PREFIX) BINDIR=$(BINDIR) MAN1DIR=$(MAN1DIR) BASHCOMPDIR=$(BASHCOMPDIR) ZSHCOMPDIR=$(ZSHCOMPDIR) \
+	  FISHCOMPDIR=$(FISHCOMPDIR) UNITDIR=$(UNITDIR) MAKE="$(MAKE)" bash scripts/install-check.sh
+
 # The kernel test binaries again on emulated CPUs (Debian's qemu-user):
 # Haswell has AVX2 but no AVX-512, Penryn SSSE3 but no AVX, so x/sys/cpu
 # reports less and dispatch falls back for real. A kernel that strays into
@@ -197,3 +256,13 @@ stress:
 .PHONY: bench-pipe
 bench-pipe:
 	GO=$(GO) bash scripts/bench-pipe.sh
+
+# spipe seal and spipe open against issue 25's targets, in one run: 1 GiB
+# with one worker against Debian's age and against our AEAD's 64 KiB
+# speed, two workers against one, a 1 MiB range at the end of a 4 GiB
+# file, and peak RSS sealing and opening 4 GiB (scripts/bench-file.sh).
+# Needs age and GNU time; not part of `make test`. REPS, RANGE_REPS,
+# BENCH_CPU and BENCH_FILE_DIR override the defaults.
+.PHONY: bench-file
+bench-file:
+	GO=$(GO) bash scripts/bench-file.sh

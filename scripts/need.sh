@@ -3,14 +3,24 @@
 # Debian PACKAGE named beside it. As root, the missing ones are installed
 # with apt-get (one update, one install); otherwise the one command to run
 # is printed and the script fails. `make test` and .ci/run call it.
+# Besides PATH, a command is looked for where Debian keeps programs off
+# it: /usr/sbin (sshd), and PostgreSQL's server directories
+# (/usr/lib/postgresql/VERSION/bin: initdb, postgres).
 set -euo pipefail
+
+found() {
+  local dir
+  command -v "$1" >/dev/null 2>&1 && return 0
+  for dir in /usr/sbin /usr/lib/postgresql/*/bin; do
+    [ -x "$dir/$1" ] && return 0
+  done
+  return 1
+}
 
 missing=()
 for pair in "$@"; do
   cmd=${pair%%:*} pkg=${pair##*:}
-  if ! command -v "$cmd" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$cmd" ]; then
-    missing+=("$pkg")
-  fi
+  found "$cmd" || missing+=("$pkg")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 

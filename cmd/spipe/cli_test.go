@@ -139,6 +139,11 @@ func TestSpipedFlags(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"listen", "-s", ":0", "-t", "127.0.0.1:22", "-k", key, "-D"}, "spipe: -D: spipe does not daemonize; run it in the foreground under systemd"},
+		{[]string{"connect", "-s", ":0", "-t", "127.0.0.1:22", "-k", key, "-r", "60"}, "spipe: -r: spipe resolves the target again for every connection, so there is no interval to set; drop -r"},
+		{[]string{"listen", "-s", ":0", "-t", "127.0.0.1:22", "-k", key, "-R"}, "spipe: -R: spipe resolves the target for every connection; to keep one address, give -t an IP address"},
+		{[]string{"listen", "-s", ":0", "-t", "127.0.0.1:22", "-k", key, "-u", "spiped:spiped"}, "spipe: -u: spipe does not change its user; start it as the user it should run as (User= or DynamicUser="},
+		{[]string{"connect", "-s", ":0", "-t", "127.0.0.1:22", "-k", key, "--syslog"}, "spipe: --syslog: spipe logs to stderr, which journald collects under systemd; for another collector, --log-format json"},
+		{[]string{"listen", "-s", ":0", "-t", "127.0.0.1:22", "-k", key, "-F", "-o", "5", "-u", "nobody", "-r", "30"}, "spipe: -r: "},
 		{[]string{"-d", "-s", ":0", "-t", "127.0.0.1:22", "-k", key}, `spipe: -d is spiped's: spiped -e is "spipe connect" and spiped -d is "spipe listen"`},
 		{[]string{"-e", "-s", ":0", "-t", "127.0.0.1:22", "-k", key}, `spipe: -e is spiped's`},
 		{[]string{"listen", "-s", ":0", "-t", "127.0.0.1:22", "-k", key, "-o", "soon"}, `invalid argument "soon" for "-o, --handshake-timeout" flag: want a duration such as 10s, or a number of seconds`},
@@ -148,9 +153,12 @@ func TestSpipedFlags(t *testing.T) {
 		assert.Contains(t, errs, tc.msg, tc.args)
 	}
 	// The hidden ones stay out of the help.
-	_, help, _ := invoke("", "listen", "--help")
-	assert.NotContains(t, help, "daemonize")
-	assert.NotContains(t, help, "foreground")
+	for _, cmd := range []string{"listen", "connect"} {
+		_, help, _ := invoke("", cmd, "--help")
+		for _, f := range []string{"foreground", "refused", "daemonize", "resolve-every", "no-resolve", "--user", "syslog"} {
+			assert.NotContains(t, help, f, cmd)
+		}
+	}
 }
 
 // TestIPv6SafeExamples: the ProxyCommand examples bracket %h.

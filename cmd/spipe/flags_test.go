@@ -1,15 +1,18 @@
 package main
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/spipe-dev/spipe/internal/service"
 	"github.com/spipe-dev/spipe/internal/testutil/pipetest"
 )
 
@@ -20,8 +23,8 @@ import (
 func TestBadInvocations(t *testing.T) {
 	dir := t.TempDir()
 	key := pipetest.KeyFile(t)
-	short := filepath.Join(dir, "short")
-	require.NoError(t, os.WriteFile(short, []byte("0123456789abcdef0123456789abcde"), 0o600)) // 31 bytes
+	empty := filepath.Join(dir, "empty")
+	require.NoError(t, os.WriteFile(empty, nil, 0o600))
 	exists := filepath.Join(dir, "exists")
 	require.NoError(t, os.WriteFile(exists, []byte("keep me"), 0o600))
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
@@ -59,6 +62,13 @@ func TestBadInvocations(t *testing.T) {
 		{"max pending on connect", []string{"connect", "-t", tg, "-k", key, "--max-pending", "5"}, 2, "unknown flag: --max-pending"},
 		{"negative max pending per source", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--max-pending-per-source", "-1"}, 2, "--max-pending-per-source -1: must not be negative"},
 		{"max pending per source on connect", []string{"connect", "-t", tg, "-k", key, "--max-pending-per-source", "5"}, 2, "unknown flag: --max-pending-per-source"},
+		{"accept proxy from not a network", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--accept-proxy-from", "lb.example"}, 2,
+			`--accept-proxy-from: "lb.example": want a network such as 10.0.0.0/24 or 2001:db8::/64, or one address`},
+		{"accept proxy from host bits", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--accept-proxy-from", "10.0.0.0/8,10.1.2.3/16"}, 2,
+			`--accept-proxy-from: "10.1.2.3/16" has bits set past the /16: did you mean 10.1.0.0/16 or 10.1.2.3/32?`},
+		{"accept proxy from mapped", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--accept-proxy-from", "::ffff:10.0.0.0/104"}, 2,
+			`--accept-proxy-from: "::ffff:10.0.0.0/104": write IPv4 networks in IPv4 notation, such as 10.0.0.0/24`},
+		{"accept proxy from on connect", []string{"connect", "-t", tg, "-k", key, "--accept-proxy-from", "10.0.0.0/8"}, 2, "unknown flag: --accept-proxy-from"},
 		{"handshake timeout 0", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--handshake-timeout", "0s"}, 2, "--handshake-timeout 0s: must be positive"},
 		{"bad duration", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--idle-timeout", "soon"}, 2, `invalid argument "soon" for "--idle-timeout"`},
 		{"negative idle", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "--idle-timeout", "-1s"}, 2, "--idle-timeout -1s: must not be negative"},
@@ -69,9 +79,9 @@ func TestBadInvocations(t *testing.T) {
 		{"stdin key without -s", []string{"connect", "-t", tg, "-k", "-"}, 2, "-k - needs -s: without -s, standard input carries the connection"},
 		{"missing key file", []string{"listen", "-s", ":0", "-t", tg, "-k", filepath.Join(dir, "nope")}, 1, "key file " + filepath.Join(dir, "nope") + ": no such file"},
 		{"key file is a directory", []string{"listen", "-s", ":0", "-t", tg, "-k", dir}, 1, "key file " + dir + ": is a directory"},
-		{"key file too short", []string{"listen", "-s", ":0", "-t", tg, "-k", short}, 1, "key file " + short + " is too short: a key needs at least 32 bytes"},
+		{"key file empty", []string{"listen", "-s", ":0", "-t", tg, "-k", empty}, 1, "key file " + empty + " is empty (make a key with: spipe keygen FILE)"},
 		{"second key file missing", []string{"listen", "-s", ":0", "-t", tg, "-k", key, "-k", filepath.Join(dir, "gone")}, 1, "key file " + filepath.Join(dir, "gone") + ": no such file"},
-		{"key on stdin too short", []string{"listen", "-s", ":0", "-t", tg, "-k", "-"}, 1, "key on standard input is too short"},
+		{"key on stdin empty", []string{"listen", "-s", ":0", "-t", tg, "-k", "-"}, 1, "key on standard input is empty"},
 		{"address in use", []string{"listen", "-s", busy.Addr().String(), "-t", tg, "-k", key}, 1, "listen on " + busy.Addr().String() + ": address already in use"},
 		{"metrics address in use", []string{"listen", "-s", "127.0.0.1:0", "-t", tg, "-k", key, "--metrics", busy.Addr().String()}, 1, "metrics: listen on " + busy.Addr().String() + ": address already in use"},
 		{"bad metrics address", []string{"listen", "-s", "127.0.0.1:0", "-t", tg, "-k", key, "--metrics", "9100"}, 2, `--metrics "9100": want host:port`},
@@ -83,7 +93,7 @@ func TestBadInvocations(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			code, stdout, stderr := invoke("too short", tc.args...) // stdin for -k -
+			code, stdout, stderr := invoke("", tc.args...) // an empty stdin for -k -
 			assert.Equal(t, tc.code, code, "stderr %q", stderr)
 			lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
 			assert.Len(t, lines, 1, "want one line on stderr, got %q", stderr)
@@ -181,4 +191,17 @@ func TestManPages(t *testing.T) {
 
 func regexpQuote(s string) string {
 	return strings.NewReplacer(".", `\.`, "-", `\-`, "/", `\/`).Replace(s)
+}
+
+// TestAcceptProxyFromFlag: networks repeat or come comma-separated, and a
+// bare address is a network of one.
+func TestAcceptProxyFromFlag(t *testing.T) {
+	var p pipeFlags
+	fs := pflag.NewFlagSet("listen", pflag.ContinueOnError)
+	p.register(fs, service.Listen)
+	require.NoError(t, fs.Parse([]string{"-s", ":8022", "-t", "127.0.0.1:22", "-k", "/k",
+		"--accept-proxy-from", "10.0.0.0/24, 192.0.2.7", "--accept-proxy-from", "2001:db8::/64"}))
+	o, err := p.options(service.Listen)
+	require.NoError(t, err)
+	assert.Equal(t, "[10.0.0.0/24 192.0.2.7/32 2001:db8::/64]", fmt.Sprint(o.AcceptProxyFrom))
 }

@@ -32,6 +32,11 @@ func (a *app) manCommand() *cobra.Command {
 			if err := doc.GenManTree(root, hdr, dir); err != nil {
 				return fmt.Errorf("man pages: %w", err)
 			}
+			for _, page := range []string{"spipe-seal.1", "spipe-open.1"} {
+				if err := addSections(filepath.Join(dir, page), fileSections); err != nil {
+					return err
+				}
+			}
 			return addSections(filepath.Join(dir, "spipe.1"), spipeSections)
 		},
 	}
@@ -64,13 +69,14 @@ const spipeSections = `.SH EXIT STATUS
 Success; for listen and connect -s, a shutdown on SIGINT or SIGTERM.
 .TP
 .B 1
-A failure at run time: a key file missing, unreadable or too short, an
+A failure at run time: a key file missing, unreadable or empty, an
 address in use, a PID file held by another instance, or a connect over
 standard input and output (no -s) whose connection failed.
 .TP
 .B 2
 A command line that makes no sense: an unknown flag or command, a missing
-or malformed value, contradictory flags.
+or malformed value, contradictory flags; or one of spiped's flags that
+spipe has no use for (-D, -r, -R, -u, --syslog), with the spipe way named.
 .SH SIGNALS
 .TP
 .B SIGINT, SIGTERM
@@ -85,16 +91,23 @@ it to its ProxyCommand as it exits).
 .SH FILES
 .TP
 .I key files (-k)
-Any file of at least 32 bytes; spipe keygen writes 32 random bytes as 64 hex
-digits and a newline, mode 0600. They must not be readable by others (spipe
-warns once per file).
+Any file that is not empty, as with spiped; spipe keygen writes 32 random
+bytes as 64 hex digits and a newline, mode 0600. A file that does not look
+like that (shorter than 32 bytes, a passphrase) loads with a warning: it is
+a weak key. They must not be readable by others (spipe warns once per
+file).
 .TP
 .I PID file (--pidfile)
 Holds the process ID and a lock while spipe runs; removed on exit.
 .TP
 .I contrib/systemd/
 Hardened systemd units for listen and connect, and socket-activated
-variants (-s systemd:NAME).
+variants (-s systemd:NAME); make install installs them.
+.TP
+.I contrib/haproxy/
+HAProxy in front of two listeners: PROXY v2 headers read with
+--accept-proxy-from, health checks on GET /healthz at each listener's
+--metrics address (200 while it accepts, 503 once it is stopping).
 .SH KEY FORMAT
 The key is the SHA-256 of the key file's whole content, byte for byte, as
 spiped derives it: a trailing newline is part of the key, so a file copied

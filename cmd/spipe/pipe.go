@@ -1,9 +1,12 @@
 package main
 
 import (
+	"fmt"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -23,8 +26,10 @@ type pipeFlags struct {
 	noPFS, requirePFS    bool
 	padTo                int
 	maxConns             int
+	maxConnsWait         time.Duration
 	maxPending           int
 	maxPendingPerSource  int
+	acceptProxyFrom      []string
 	handshakeTimeout     time.Duration
 	idleTimeout          time.Duration
 	shutdownTimeout      time.Duration
@@ -38,9 +43,30 @@ type pipeFlags struct {
 	muxCarriers          int
 	muxStreams           int
 	muxWindow            int
-	// spiped's -F (accepted and ignored: spipe always runs in the
-	// foreground) and -D (refused with the fix named, in options).
-	foreground, daemonize bool
+	// spiped's -F, accepted and ignored: spipe always runs in the
+	// foreground.
+	foreground bool
+	// The flag set, for spiped's flags that spipe refuses (spipedOnly).
+	fs *pflag.FlagSet
+}
+
+// spipedOnly are spiped's flags (spiped(1)) that spipe has no use for:
+// each is accepted by the parser, hidden from the help, and refused with
+// one line naming the spipe way, so that a spiped command line moved over
+// gets an answer, not "unknown shorthand flag".
+var spipedOnly = []struct {
+	long, short string
+	arg         bool // takes a value, as spiped's does
+	fix         string
+}{
+	{"daemonize", "D", false, "-D: spipe does not daemonize; run it in the foreground under systemd (units in contrib/systemd) or another supervisor. " +
+		"It resolves the target at each connection, so it never waits for DNS at start"},
+	{"resolve-every", "r", true, "-r: spipe resolves the target again for every connection, so there is no interval to set; drop -r"},
+	{"no-resolve", "R", false, "-R: spipe resolves the target for every connection; to keep one address, give -t an IP address"},
+	{"user", "u", true, "-u: spipe does not change its user; start it as the user it should run as " +
+		"(User= or DynamicUser= in a systemd unit, as contrib/systemd's units do)"},
+	{"syslog", "", false, "--syslog: spipe logs to stderr, which journald collects under systemd; " +
+		"for another collector, --log-format json"},
 }
 
 func (p *pipeFlags) register(fs *pflag.FlagSet, mode service.Mode) {
@@ -51,6 +77,7 @@ func (p *pipeFlags) register(fs *pflag.FlagSet, mode service.Mode) {
 		fs.BoolVar(&p.proxyProtocol, "proxy-protocol", false, "send a PROXY protocol v2 header to the target with the client's address")
 		fs.IntVar(&p.maxPending, "max-pending", 0, "`N` handshakes in progress at once; when full, a new connection cuts the oldest handshake of the\naddress holding the most (0: --max-conns or 1024, whichever is larger)")
 		fs.IntVar(&p.maxPendingPerSource, "max-pending-per-source", 0, "`N` handshakes in progress at once from one address (IPv6: one /64); a new one cuts that\naddress's oldest (0: 128 or --max-conns, whichever is larger, but at most --max-pending)")
+		fs.StringArrayVar(&p.acceptProxyFrom, "accept-proxy-from", nil, "`CIDR` of load balancers whose connections begin with a PROXY header (v1 or v2) naming the\nclient, whose address then counts for --max-pending-per-source, logs and --proxy-protocol;\nfrom there a connection without a valid header is closed (repeat, or separate with commas)")
 	} else {
 		fs.StringVarP(&p.source, "source", "s", "", "`ADDR` to accept plaintext connections on: host:port, [v6]:port, /abs/unix.sock,\nsystemd or systemd:NAME (without it: one connection over stdin/stdout, for ssh's ProxyCommand)")
 		fs.StringVarP(&p.target, "target", "t", "", "`ADDR` of the spipe listen to connect to: host:port or /abs/unix.sock (required)")
@@ -69,7 +96,9 @@ func (p *pipeFlags) register(fs *pflag.FlagSet, mode service.Mode) {
 	fs.BoolVarP(&p.noPFS, "no-pfs", "f", false, "skip the X25519 exchange (faster handshakes, no forward secrecy; spiped's -f)")
 	fs.BoolVarP(&p.requirePFS, "require-pfs", "g", false, "refuse peers that skip the X25519 exchange (spiped's -g)")
 	fs.IntVar(&p.padTo, "pad", 0, "pad every frame to a multiple of `N` bytes, hiding write sizes (0: off)")
-	fs.IntVarP(&p.maxConns, "max-conns", "n", 100, "`N` connections handled at once; more wait until one ends (0: no limit, as spiped's -n 0)")
+	fs.IntVarP(&p.maxConns, "max-conns", "n", 100, "`N` connections handled at once; more wait for a place, up to --max-conns-wait (0: no limit, as spiped's -n 0)")
+	p.maxConnsWait = 10 * time.Second
+	fs.Var(durationValue{&p.maxConnsWait}, "max-conns-wait", "how long a connection waits for a --max-conns place before it is reset and logged; a bare number\nis seconds (0: no wait)")
 	p.handshakeTimeout = 10 * time.Second
 	fs.VarP(durationValue{&p.handshakeTimeout}, "handshake-timeout", "o", "time allowed for a handshake, and for dialling the target; a bare number is seconds (spiped's -o)")
 	fs.DurationVar(&p.idleTimeout, "idle-timeout", 0, "close connections idle this long in both directions (0: never)")
@@ -81,9 +110,16 @@ func (p *pipeFlags) register(fs *pflag.FlagSet, mode service.Mode) {
 	fs.StringVar(&p.metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics (ADDR: host:port or systemd:NAME)")
 	fs.BoolVar(&p.accessLog, "access-log", false, "log one info line per finished connection: peer, key fingerprint, suite,\nforward secrecy, bytes each way, duration and how it ended")
 	fs.BoolVarP(&p.foreground, "foreground", "F", false, "accepted for spiped command lines: spipe always runs in the foreground")
-	fs.BoolVarP(&p.daemonize, "daemonize", "D", false, "refused: spipe does not daemonize to wait for DNS (run it under systemd)")
 	_ = fs.MarkHidden("foreground")
-	_ = fs.MarkHidden("daemonize")
+	for _, f := range spipedOnly {
+		if f.arg {
+			fs.StringP(f.long, f.short, "", "refused: spiped's; "+f.fix)
+		} else {
+			fs.BoolP(f.long, f.short, false, "refused: spiped's; "+f.fix)
+		}
+		_ = fs.MarkHidden(f.long)
+	}
+	p.fs = fs
 }
 
 // options parses the flags into service options and checks them with
@@ -96,6 +132,7 @@ func (p *pipeFlags) options(mode service.Mode) (service.Options, error) {
 		DisableForwardSecrecy: p.noPFS,
 		RequireForwardSecrecy: p.requirePFS,
 		MaxConns:              p.maxConns,
+		MaxConnsWait:          p.maxConnsWait,
 		MaxPending:            p.maxPending,
 		MaxPendingPerSource:   p.maxPendingPerSource,
 		HandshakeTimeout:      p.handshakeTimeout,
@@ -111,8 +148,10 @@ func (p *pipeFlags) options(mode service.Mode) (service.Options, error) {
 		MuxStreams:            p.muxStreams,
 		MuxWindow:             p.muxWindow,
 	}
-	if p.daemonize {
-		return o, usagef("-D: spipe does not daemonize; run it in the foreground under systemd (units in contrib/systemd) or another supervisor. It resolves the target at each connection, so it never waits for DNS at start")
+	for _, f := range spipedOnly {
+		if p.fs != nil && p.fs.Changed(f.long) {
+			return o, usagef("%s", f.fix)
+		}
 	}
 	var err error
 	if p.source != "" {
@@ -130,6 +169,15 @@ func (p *pipeFlags) options(mode service.Mode) (service.Options, error) {
 	if p.bind != "" {
 		if o.BindSource, err = engine.ParseSourceIP(p.bind); err != nil {
 			return o, usagef("-b/--bind: %v", err)
+		}
+	}
+	for _, v := range p.acceptProxyFrom {
+		for _, cidr := range strings.Split(v, ",") {
+			n, err := parseNetwork(strings.TrimSpace(cidr))
+			if err != nil {
+				return o, usagef("--accept-proxy-from: %v", err)
+			}
+			o.AcceptProxyFrom = append(o.AcceptProxyFrom, n)
 		}
 	}
 	if p.cipher != "" {
@@ -153,6 +201,26 @@ func (p *pipeFlags) options(mode service.Mode) (service.Options, error) {
 		return o, usageError{err}
 	}
 	return o, nil
+}
+
+// parseNetwork parses a network in CIDR notation, or a single address (a
+// /32 or /128). Host bits set after the prefix are refused, as the likely
+// typo they are; IPv4 networks are written as such, not mapped into IPv6.
+func parseNetwork(s string) (netip.Prefix, error) {
+	if ip, err := netip.ParseAddr(s); err == nil && ip.Zone() == "" {
+		return netip.PrefixFrom(ip, ip.BitLen()), nil
+	}
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		return p, fmt.Errorf("%q: want a network such as 10.0.0.0/24 or 2001:db8::/64, or one address", s)
+	}
+	if p.Addr().Is4In6() {
+		return p, fmt.Errorf("%q: write IPv4 networks in IPv4 notation, such as 10.0.0.0/24", s)
+	}
+	if p != p.Masked() {
+		return p, fmt.Errorf("%q has bits set past the /%d: did you mean %s or %s/%d?", s, p.Bits(), p.Masked(), p.Addr(), p.Addr().BitLen())
+	}
+	return p, nil
 }
 
 // runPipe starts the service (every start-up error comes out here, before

@@ -61,6 +61,10 @@ func run(args []string, stdin io.ReadCloser, stdout, stderr io.WriteCloser) int 
 	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command ") {
 		return exitUsage
 	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
 	return exitFailure
 }
 
@@ -132,6 +136,8 @@ complete one.`,
 		a.connectCommand(),
 		a.keygenCommand(),
 		a.keyCommand(),
+		a.sealCommand(),
+		a.openCommand(),
 		a.versionCommand(),
 		a.benchCommand(),
 		a.manCommand(),

@@ -56,11 +56,17 @@ type admission struct {
 // ticket is a connection's place in the table, from accept until its
 // handshake succeeds, fails or is cut.
 type ticket struct {
-	a          *admission
-	conn       net.Conn // the accepted socket
-	hello      *helloConn
-	q          *queue // nil once out of the table
-	heard      bool   // its first message is in (it is in q.lists[heard])
+	a        *admission
+	conn     net.Conn  // the accepted socket
+	accepted time.Time // when, for the first-message deadline
+	// header is set while the connection, from a trusted load balancer,
+	// owes its PROXY header: it counts against the balancer until the
+	// header names the client (move). Under a.mu once in the table.
+	header     bool
+	proxied    bool       // the header was read: the handshake reads through the conn it made
+	hello      *helloConn // under a.mu once the ticket is in the table
+	q          *queue     // nil once out of the table
+	heard      bool       // its first message is in (it is in q.lists[heard])
 	seq        uint64
 	prev, next *ticket // in its list, oldest first
 	cause      error   // why it was cut, if it was; under a.mu
@@ -95,12 +101,12 @@ func newAdmission(max, perSource int, hello helloRule, log *slog.Logger) *admiss
 }
 
 // add gives c a ticket, cutting another handshake if the place it needs is
-// taken. After shutdown the ticket is cut at once.
-func (a *admission) add(c net.Conn) *ticket {
-	t := &ticket{a: a, conn: c}
+// taken. After shutdown the ticket is cut at once. With header, c comes
+// from a trusted load balancer and owes a PROXY header first: its first
+// message is watched for only once move has read it.
+func (a *admission) add(c net.Conn, header bool) *ticket {
+	t := &ticket{a: a, conn: c, accepted: time.Now(), header: header}
 	src := sourceOf(c)
-	var victim *ticket
-	var warn bool
 	a.mu.Lock()
 	if a.closed != nil {
 		t.cause = a.closed
@@ -108,53 +114,119 @@ func (a *admission) add(c net.Conn) *ticket {
 		t.abort()
 		return t
 	}
+	room := a.makeRoom(src, true)
+	a.link(t, a.queue(src), false)
+	a.mu.Unlock()
+	room.finish(a)
+	if a.hello.size > 0 && !header {
+		t.hello = a.hello.watch(c, t.accepted, 0, t.firstMessageIn, t.late)
+	}
+	return t
+}
+
+// move charges t, until now its load balancer's, to src, the client the
+// balancer's PROXY header named, as if the connection had come from src
+// (cutting one of src's handshakes if src is at its cap), and watches c,
+// the socket after the header, for the rest of the first message: got
+// bytes of it came with the header. It returns what to read the rest
+// through: c, or the watch over it. A ticket cut meanwhile stays cut.
+func (t *ticket) move(src source, c net.Conn, got int) net.Conn {
+	a := t.a
+	t.proxied = true
+	var h *helloConn
+	if a.hello.size > 0 {
+		h = a.hello.watch(c, t.accepted, got, t.firstMessageIn, t.late)
+	}
+	a.mu.Lock()
+	t.header = false
+	if t.q == nil {
+		a.mu.Unlock()
+		h.stop()
+		return c
+	}
+	t.hello = h
+	var room eviction
+	if src != t.q.src {
+		a.unlink(t)
+		room = a.makeRoom(src, false)
+		a.link(t, a.queue(src), false)
+	}
+	a.mu.Unlock()
+	room.finish(a)
+	if h == nil {
+		return c
+	}
+	if h.arrived() {
+		h.stop()
+		t.firstMessageIn()
+	}
+	return h
+}
+
+// eviction is the handshake makeRoom cut, if any, for finish to close
+// and report once the table is unlocked.
+type eviction struct {
+	victim *ticket
+	from   source
+	warn   bool
+	count  int // evictions to report with the warning
+}
+
+// makeRoom cuts a handshake if a connection from src needs its place: one
+// of src's own if src is at its cap, or else, for a newcomer to a full
+// table, one of the source that loses first. A victim waiting for its
+// first message may have it in its socket, not yet read: then it joins
+// those past it, and another is chosen; each ticket moves at most once.
+// Called with a.mu held.
+func (a *admission) makeRoom(src source, newcomer bool) (e eviction) {
+	var victim *ticket
 	for {
+		victim = nil
 		if q := a.sources[src]; q != nil && q.n >= a.perSource {
 			victim = q.next()
-		} else if a.n >= a.max {
+		} else if newcomer && a.n >= a.max {
 			victim = a.busiest[0].next()
 		}
-		// A victim waiting for its first message may have it in its
-		// socket, not yet read: then it joins those past it, and another
-		// is chosen. Each ticket moves at most once.
-		if victim == nil || victim.heard || !victim.hello.arrived() {
+		if victim == nil || victim.heard || !victim.arrived() {
 			break
 		}
 		a.promote(victim)
-		victim = nil
 	}
-	var from source
-	if victim != nil {
-		from = victim.q.src
-		a.unlink(victim)
-		victim.cause = errEvicted
-		a.evictions++
-		if now := time.Now(); now.Sub(a.lastWarn) >= limitWarnEvery {
-			warn, a.lastWarn = true, now
-		}
+	if victim == nil {
+		return e
 	}
+	e.victim, e.from = victim, victim.q.src
+	a.unlink(victim)
+	victim.cause = errEvicted
+	a.evictions++
+	if now := time.Now(); now.Sub(a.lastWarn) >= limitWarnEvery {
+		e.warn, e.count, a.lastWarn = true, a.evictions, now
+		a.evictions = 0
+	}
+	return e
+}
+
+// finish closes the evicted handshake's socket and writes the warning
+// that was due, outside the table's lock.
+func (e eviction) finish(a *admission) {
+	if e.victim == nil {
+		return
+	}
+	e.victim.abort()
+	if e.warn {
+		a.log.Warn("pending handshakes cut to admit new connections", "cut", e.count,
+			"source", e.from, "max_pending", a.max, "max_pending_per_source", a.perSource)
+	}
+}
+
+// queue returns src's queue, made if src holds no place yet.
+func (a *admission) queue(src source) *queue {
 	q := a.sources[src]
 	if q == nil {
 		q = &queue{src: src, index: -1}
 		a.sources[src] = q
 	}
-	a.link(t, q, false)
-	evictions := a.evictions
-	if warn {
-		a.evictions = 0
-	}
-	a.mu.Unlock()
-	if victim != nil {
-		victim.abort()
-		if warn {
-			a.log.Warn("pending handshakes cut to admit new connections", "cut", evictions,
-				"source", from, "max_pending", a.max, "max_pending_per_source", a.perSource)
-		}
-	}
-	if a.hello.size > 0 {
-		t.hello = a.hello.watch(c, t.firstMessageIn, func() { t.cut(errHelloTimeout) })
-	}
-	return t
+	return q
 }
 
 // link appends t to q's list of tickets waiting for their first message,
@@ -216,6 +288,20 @@ func (a *admission) detach(t *ticket) {
 	a.n--
 }
 
+// arrived reports whether t's first message is in, read or not (see
+// helloConn.arrived); while t owes its PROXY header, whether the socket
+// holds the whole header and the first message after it. Called with
+// a.mu held.
+func (t *ticket) arrived() bool {
+	if t.header {
+		return t.a.hello.size > 0 && headerAndMessageIn(t.conn, t.a.hello.size)
+	}
+	return t.hello.arrived()
+}
+
+// late cuts t for want of its first message by the deadline.
+func (t *ticket) late() { t.cut(errHelloTimeout) }
+
 // firstMessageIn moves t among its source's tickets past their first
 // message, which the source gives up only after those still waiting.
 func (t *ticket) firstMessageIn() {
@@ -263,9 +349,10 @@ func (a *admission) len() int {
 }
 
 // secureConn is the connection to run the handshake on: c itself, or c
-// watched for its first message.
+// watched for its first message. After a PROXY header c is the connection
+// move watched already.
 func (t *ticket) secureConn(c net.Conn) net.Conn {
-	if t == nil || t.hello == nil {
+	if t == nil || t.hello == nil || t.proxied {
 		return c
 	}
 	return t.hello

@@ -156,7 +156,7 @@ func newTable(max, perSource int) *table {
 func (tb *table) add(ip string) int {
 	c := fake(ip)
 	tb.conns = append(tb.conns, c)
-	tb.ts = append(tb.ts, tb.admission.add(c))
+	tb.ts = append(tb.ts, tb.admission.add(c, false))
 	return len(tb.conns) - 1
 }
 
@@ -318,7 +318,7 @@ func TestCutErrorReason(t *testing.T) {
 	assert.Equal(t, "evicted", Reason(&cutError{cause: errEvicted, err: io.ErrUnexpectedEOF}))
 }
 
-// handshakeReasons records the reasons of failed handshakes.
+// handshakeReasons records the reasons of failed handshakes, and ends.
 type handshakeReasons struct {
 	nopObserver
 	mu      sync.Mutex
@@ -335,6 +335,16 @@ func (o *handshakeReasons) Handshake(_ time.Duration, err error) {
 		o.reasons = map[string]int{}
 	}
 	o.reasons[Reason(err)]++
+}
+
+// Ended records an end as "end:" and how it ended.
+func (o *handshakeReasons) Ended(how string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.reasons == nil {
+		o.reasons = map[string]int{}
+	}
+	o.reasons["end:"+how]++
 }
 
 func (o *handshakeReasons) count(reason string) int {
@@ -564,7 +574,11 @@ func TestShutdownCutsPendingHandshakesAtOnce(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Serve did not return once the last connection ended")
 	}
-	assert.Equal(t, 1, obs.count("shutdown"))
+	// The cut handshake ended with the shutdown: an end, not a failed
+	// handshake.
+	assert.Equal(t, 1, obs.count("end:shutdown"))
+	assert.Zero(t, obs.count("shutdown"))
+	assert.Equal(t, 1, obs.count("end:closed"))
 }
 
 // TestLimits: the defaults of MaxConns, MaxPending and

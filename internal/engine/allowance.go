@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -51,8 +52,10 @@ func (a *allowance) ready() bool {
 	return a.tokens >= 1
 }
 
-// wait returns once a token is there (it is not spent), or ctx's error.
-func (a *allowance) wait(ctx context.Context) error {
+// wait returns once a token is there (it is not spent), or ctx's error,
+// or, after maxWait, an error wrapping errLimit.
+func (a *allowance) wait(ctx context.Context, maxWait time.Duration) error {
+	deadline := time.Now().Add(maxWait)
 	for {
 		a.mu.Lock()
 		a.refill()
@@ -61,7 +64,11 @@ func (a *allowance) wait(ctx context.Context) error {
 		if missing <= 0 {
 			return nil
 		}
-		t := time.NewTimer(time.Duration(missing / a.rate * float64(time.Second)))
+		refill := time.Duration(missing / a.rate * float64(time.Second))
+		if time.Now().Add(refill).After(deadline) {
+			return fmt.Errorf("%w: the carrier's allowance for streams reset early is spent", errLimit)
+		}
+		t := time.NewTimer(refill)
 		select {
 		case <-t.C:
 		case <-ctx.Done():

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"sync"
@@ -29,8 +30,8 @@ const (
 )
 
 // errStreamLimit is a stream refused because as many of its carrier's
-// streams were already waiting.
-var errStreamLimit = errors.New("too many streams of this carrier waiting for a place")
+// streams were already waiting: a limit, as one that waited in vain.
+var errStreamLimit = fmt.Errorf("%w: %d streams of this carrier already wait for one", errLimit, maxWaitingStreams)
 
 // serveCarrier forwards the streams of a multiplexed carrier on the
 // listening side: each stream is forwarded exactly as a connection is
@@ -72,7 +73,7 @@ func (f *Forwarder) serveCarrier(ctx, soft context.Context, c Carrier, s *Sessio
 		active.Add(1)
 		w.run(func() {
 			defer active.Done()
-			f.forwardStream(ctx, conn, stream, peer, g, cs, w)
+			f.forwardStream(ctx, conn, c, stream, peer, g, cs, w)
 		})
 	}
 	active.Wait()
@@ -82,9 +83,9 @@ func (f *Forwarder) serveCarrier(ctx, soft context.Context, c Carrier, s *Sessio
 	attrs = s.appendAttrs(attrs)
 	attrs = append(attrs, slog.Int64("streams", streams), slog.Duration("duration", time.Since(start).Round(time.Millisecond)))
 	if err != nil {
-		obs.TransferError(err)
+		obs.CarrierFailed(err)
 		reason := Reason(err)
-		level, msg = f.failureLevel(stageTransfer, reason), "carrier failed"
+		level, msg = f.failureLevel(stageCarrier, reason), "carrier failed"
 		attrs = append(attrs, slog.String("reason", reason), slog.Any("err", err))
 	}
 	f.log().LogAttrs(ctx, level, msg, attrs...)
@@ -98,7 +99,7 @@ type carrierStreams struct {
 	allowance *allowance
 }
 
-// forwardStream forwards one stream of a carrier as a connection: it is
+// forwardStream forwards one stream of carrier as a connection: it is
 // counted, admitted, dialled, copied and logged the same way. Admission
 // is bounded per carrier (see carrierStreams), and a stream that ends
 // before its target is dialled (its client reset it, or the carrier
@@ -106,7 +107,7 @@ type carrierStreams struct {
 // once more right before the dial. (One that ends during the dial has
 // its target connection closed as soon as the dial completes: its copy
 // meets the stream's end at once.)
-func (f *Forwarder) forwardStream(ctx context.Context, c Conn, s *Session, peer net.Addr, g *gate, cs *carrierStreams, w *workers) {
+func (f *Forwarder) forwardStream(ctx context.Context, c Conn, carrier Carrier, s *Session, peer net.Addr, g *gate, cs *carrierStreams, w *workers) {
 	obs := f.observer()
 	obs.ConnOpened()
 	defer obs.ConnClosed()
@@ -115,20 +116,20 @@ func (f *Forwarder) forwardStream(ctx context.Context, c Conn, s *Session, peer 
 	if d, ok := c.(interface{ Done() <-chan struct{} }); ok {
 		done = d.Done()
 	}
-	l := link{in: c, session: s}
+	l := link{in: c, session: s, via: carrier}
 	stage, err := f.admitStream(ctx, &l, g, cs, done)
-	if err == nil && isDone(done) {
+	ended := isDone(done) // by its client or its carrier, not by us
+	if err == nil && ended {
 		l.leave()
-		l.abortIn()
 		stage, err = stageAdmission, context.Canceled
 	}
-	if err == nil {
-		if stage, err = f.dialTarget(ctx, &l, f.handshakeTimeout()); err != nil {
-			l.leave()
-		}
+	if err != nil {
+		l.abortIn()
+	} else if stage, err = f.dialTarget(ctx, &l, f.handshakeTimeout()); err != nil {
+		l.leave()
 	}
 	if err != nil {
-		if isDone(done) && ctx.Err() == nil {
+		if ended && ctx.Err() == nil {
 			// The stream ended before its target was dialled: say how.
 			if _, why := c.Read(nil); why != nil {
 				err = &streamEndedError{stream: why, err: err}
@@ -148,7 +149,8 @@ func (f *Forwarder) forwardStream(ctx context.Context, c Conn, s *Session, peer 
 
 // admitStream takes, for a stream of a carrier, its carrier's allowance
 // and then a place at g (nil: none needed); l.leave gives the place back.
-// It waits for them at most the handshake timeout, as one of at most
+// On failure the caller resets the stream.
+// It waits for them at most MaxConnsWait, as one of at most
 // maxWaitingStreams waiting streams of the carrier (a stream beyond them
 // is refused at once); waiting streams do not pause the accept loop.
 func (f *Forwarder) admitStream(ctx context.Context, l *link, g *gate, cs *carrierStreams, done <-chan struct{}) (string, error) {
@@ -159,23 +161,22 @@ func (f *Forwarder) admitStream(ctx context.Context, l *link, g *gate, cs *carri
 	}
 	if cs.waiting.Add(1) > maxWaitingStreams {
 		cs.waiting.Add(-1)
-		l.abortIn()
 		return stageAdmission, errStreamLimit
 	}
 	defer cs.waiting.Add(-1)
-	// The wait ends at the handshake timeout, or with the stream.
-	wctx, cancel := context.WithTimeout(ctx, f.handshakeTimeout())
+	// The wait ends with the stream, or at MaxConnsWait: the gate's own
+	// bound, and the allowance's.
+	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if done != nil {
 		stop := afterClose(done, cancel)
 		defer stop()
 	}
-	err := cs.allowance.wait(wctx)
+	err := cs.allowance.wait(wctx, f.maxConnsWait())
 	if err == nil {
 		err = g.enterStream(wctx)
 	}
 	if err != nil {
-		l.abortIn()
 		return stageAdmission, err
 	}
 	l.leave = g.leave

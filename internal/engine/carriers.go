@@ -177,7 +177,10 @@ func (p *carrierPool) connect() (Carrier, *Session, error) {
 	defer cancel()
 	raw, err := f.Dial(dctx, nil)
 	if err != nil {
-		f.observer().DialError(err)
+		// A carrier's own connection is not a connection of the
+		// metrics' (docs: they add up without it): its failure to open
+		// is its keeper's warning, and a connection that then finds no
+		// carrier fails its own dial.
 		return nil, nil, fmt.Errorf("%w: %w", errDial, err)
 	}
 	stop := context.AfterFunc(p.ctx, func() { raw.Close() })
@@ -253,8 +256,8 @@ func (p *carrierPool) serve(i int, c Carrier, s *Session) (time.Duration, bool) 
 	attrs = append(attrs, slog.Duration("duration", time.Since(start).Round(time.Millisecond)))
 	switch {
 	case err != nil:
-		obs.TransferError(err)
-		p.logAt(slog.LevelWarn, "carrier lost; its streams were reset, opening another",
+		obs.CarrierFailed(err)
+		p.logAt(f.failureLevel(stageCarrier, Reason(err)), "carrier lost; its streams were reset, opening another",
 			append(attrs, slog.String("reason", Reason(err)), slog.Any("err", err))...)
 	case p.ctx.Err() == nil:
 		p.logAt(slog.LevelInfo, "carrier closed by the listener; opening another", attrs...)
@@ -349,7 +352,7 @@ func (p *carrierPool) open(ctx context.Context) (Conn, *Session, error) {
 		sc, err := best.c.Open(ctx)
 		if err == nil {
 			if c, ok := sc.(Conn); ok {
-				return &poolStream{Conn: c, release: func() { p.release(best) }}, best.session, nil
+				return &poolStream{Conn: c, via: best.c, release: func() { p.release(best) }}, best.session, nil
 			}
 			sc.Close()
 			err = fmt.Errorf("%T cannot half-close", sc)
@@ -407,6 +410,7 @@ func (e *noCarrierError) Unwrap() []error {
 // back.
 type poolStream struct {
 	Conn
+	via     Carrier // the carrier it rides
 	release func()
 	once    sync.Once
 }

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 )
@@ -38,11 +39,18 @@ type Forwarder struct {
 	// IdleTimeout closes a connection that moved no byte either way for
 	// this long; zero means never.
 	IdleTimeout time.Duration
-	// MaxConns caps connections being forwarded at once: through their
-	// handshake (on the listening side) and dialling or copying. At the cap,
-	// new ones wait (a warning is logged) until one ends. Zero means 100; a
-	// negative value means no limit.
+	// MaxConns caps connections being forwarded at once (streams of
+	// multiplexed carriers included): through their handshake (on the
+	// listening side) and dialling or copying. At the cap, new ones wait
+	// for a place (a warning is logged) for up to MaxConnsWait. Zero means
+	// 100; a negative value means no limit.
 	MaxConns int
+	// MaxConnsWait bounds that wait: a connection (or stream) that finds
+	// no place in that time is reset and logged (a line per source at
+	// most as often as handshake failures), and Observer.AdmissionError
+	// hears of it (reason "limit"). Zero means 10 s; a negative value
+	// means no wait: it is reset at once.
+	MaxConnsWait time.Duration
 	// MaxPending caps the handshakes in progress on the listening side
 	// (the admission table), which bounds the sockets peers that have not
 	// proven the key can hold. Accepting never waits for a place: when the
@@ -83,13 +91,29 @@ type Forwarder struct {
 	// FirstMessageTimeout is that deadline; zero means 3 s. It applies
 	// only if shorter than HandshakeTimeout.
 	FirstMessageTimeout time.Duration
+	// AcceptProxyFrom lists the networks of load balancers trusted to name
+	// the client on the listening side: a TCP connection from an address
+	// in one must begin with a PROXY protocol header (version 1 or 2),
+	// complete within the first-message deadline (or the handshake
+	// timeout, if that does not apply), or it fails with one log line
+	// (limited per balancer address) and a handshake failure counted as
+	// "proxy_header". It counts against the balancer's address in the
+	// admission table until its header is read, then against the client
+	// the header names, which is the connection's remote address from then
+	// on: for MaxPendingPerSource, log lines, the access log and the PROXY
+	// header Dial may send. A connection from any other address never has
+	// a header read.
+	AcceptProxyFrom []netip.Prefix
 	// ShutdownTimeout is how long open connections may finish once Serve's
 	// context is done, before they are closed.
 	ShutdownTimeout time.Duration
 
 	// Log receives one line per failed connection, at a level that says
-	// whether an operator should look (Warn) or not (Info, Debug), and
-	// debug lines for the rest; nil discards.
+	// whether an operator should look (Warn) or not (Info, Debug), at most
+	// five a minute per stage and source address (the metrics count every
+	// one); a Debug line per connection that ended without failing
+	// (closed, reset by a side, cut at shutdown); and debug lines for the
+	// rest; nil discards.
 	Log *slog.Logger
 	// AccessLog adds an Info record for every connection whose handshake
 	// succeeded, when it ends: peer, key fingerprint, suite, forward
@@ -148,9 +172,24 @@ type Observer interface {
 	// Bytes reports n plaintext bytes forwarded toward the target (or
 	// back from it).
 	Bytes(toTarget bool, n int)
-	// TransferError reports a connection that failed after its handshake
-	// (a carrier that failed, too).
+	// AdmissionError reports a connection (or stream) turned away before
+	// its dial: no MaxConns place came free within MaxConnsWait, or a
+	// carrier beyond MaxPending.
+	AdmissionError(err error)
+	// Waiting reports a connection (or stream) that begins (+1) or ends
+	// (-1) its wait for a MaxConns place.
+	Waiting(delta int)
+	// TransferError reports a connection (or stream) that failed after
+	// its handshake and dial.
 	TransferError(err error)
+	// Ended reports a connection (or stream) that ended without failing,
+	// and how (ReasonSets.Ends): every connection ConnOpened reported
+	// either ends so or fails in exactly one of the failure reports
+	// (Handshake, DialError, AdmissionError, TransferError), except one
+	// that becomes a multiplexed carrier.
+	Ended(how string)
+	// CarrierFailed reports a multiplexed carrier that ended in an error.
+	CarrierFailed(err error)
 	// CarrierOpened is called when a multiplexed carrier is through its
 	// handshake, CarrierClosed when it has ended. Its streams are
 	// connections (ConnOpened, ConnClosed); the carrier is not.
@@ -161,6 +200,7 @@ type Observer interface {
 const (
 	defaultHandshakeTimeout    = 10 * time.Second
 	defaultMaxConns            = 100
+	defaultMaxConnsWait        = 10 * time.Second
 	defaultMaxPending          = 1024
 	defaultMaxPendingPerSource = 128
 	// An honest client sends its first message as soon as it is
@@ -192,7 +232,7 @@ func (f *Forwarder) observer() Observer {
 // every connection goroutine has ended. Serve closes ln.
 func (f *Forwarder) Serve(ctx context.Context, ln net.Listener) error {
 	maxConns, maxPending, perSource := f.limits()
-	g := newGate(maxConns, maxPending, f.log())
+	g := newGate(maxConns, maxPending, f.maxConnsWait(), f.log(), f.observer())
 	// Only the listening side has handshakes to admit: "spipe connect"
 	// accepts plaintext, which goes straight to the gate.
 	var adm *admission
@@ -225,7 +265,7 @@ func (f *Forwarder) Serve(ctx context.Context, ln net.Listener) error {
 	acceptErr := f.acceptLoop(ctx, ln, g, func(c net.Conn) {
 		var t *ticket
 		if adm != nil {
-			t = adm.add(c)
+			t = adm.add(c, f.trustsProxy(c))
 		}
 		wg.Add(1)
 		w.run(func() {
@@ -270,6 +310,17 @@ func (f *Forwarder) limits() (maxConns, maxPending, perSource int) {
 		perSource = max(defaultMaxPendingPerSource, maxConns)
 	}
 	return maxConns, maxPending, min(perSource, maxPending)
+}
+
+// maxConnsWait is MaxConnsWait with its default (0: no wait).
+func (f *Forwarder) maxConnsWait() time.Duration {
+	switch {
+	case f.MaxConnsWait == 0:
+		return defaultMaxConnsWait
+	case f.MaxConnsWait < 0:
+		return 0
+	}
+	return f.MaxConnsWait
 }
 
 // helloRule is the first message's size and deadline (0: none, when the
@@ -326,6 +377,10 @@ func (nopObserver) ConnClosed()                    {}
 func (nopObserver) Handshake(time.Duration, error) {}
 func (nopObserver) DialError(error)                {}
 func (nopObserver) Bytes(bool, int)                {}
+func (nopObserver) AdmissionError(error)           {}
+func (nopObserver) Waiting(int)                    {}
 func (nopObserver) TransferError(error)            {}
+func (nopObserver) Ended(string)                   {}
+func (nopObserver) CarrierFailed(error)            {}
 func (nopObserver) CarrierOpened()                 {}
 func (nopObserver) CarrierClosed()                 {}

@@ -29,6 +29,16 @@ func listenTCP(t testing.TB) net.Listener {
 
 // echoServer echoes and half-closes; it returns its address.
 func echoServer(t testing.TB) string {
+	return serveTCP(t, func(c net.Conn) {
+		io.Copy(c, c)
+		c.(*net.TCPConn).CloseWrite()
+	})
+}
+
+// serveTCP serves each connection to a fresh loopback port with serve,
+// then closes it; it returns the address. The test's cleanup stops it and
+// waits for serve calls to return.
+func serveTCP(t testing.TB, serve func(net.Conn)) string {
 	ln := listenTCP(t)
 	var wg sync.WaitGroup
 	go func() {
@@ -41,8 +51,7 @@ func echoServer(t testing.TB) string {
 			go func() {
 				defer wg.Done()
 				defer c.Close()
-				io.Copy(c, c)
-				c.(*net.TCPConn).CloseWrite()
+				serve(c)
 			}()
 		}
 	}()

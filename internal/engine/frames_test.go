@@ -16,12 +16,11 @@ import (
 	"github.com/spipe-dev/spipe/pkg/spipe"
 )
 
-// recorder is an Observer that keeps what it is told.
+// recorder is an Observer that counts the bytes it is told of.
 type recorder struct {
 	nopObserver
 	mu               sync.Mutex
 	toTarget, toPeer int
-	failures         []error
 }
 
 func (r *recorder) Bytes(toTarget bool, n int) {
@@ -32,12 +31,6 @@ func (r *recorder) Bytes(toTarget bool, n int) {
 	} else {
 		r.toPeer += n
 	}
-}
-
-func (r *recorder) TransferError(err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.failures = append(r.failures, err)
 }
 
 // spipeServer runs serve on every connection a spipe server accepts until
@@ -85,20 +78,38 @@ func spipeSource(t *testing.T, cfg *spipe.Config, n int) string {
 	})
 }
 
-// firstFailure waits for obs's first transfer failure, which must be a
-// TransferError, and returns it.
-func firstFailure(t *testing.T, obs *recorder) *TransferError {
+// handledByConnect runs one connection through a forwarder shaped like
+// "spipe connect" (see connectSide) with Handle, and returns the client's
+// end of it and Handle's result.
+func handledByConnect(t *testing.T, target string, cfg *spipe.Config) (net.Conn, <-chan error) {
 	t.Helper()
-	require.Eventually(t, func() bool {
-		obs.mu.Lock()
-		defer obs.mu.Unlock()
-		return len(obs.failures) > 0
-	}, 10*time.Second, 10*time.Millisecond)
-	obs.mu.Lock()
-	defer obs.mu.Unlock()
-	var te *TransferError
-	require.True(t, errors.As(obs.failures[0], &te), "%v", obs.failures[0])
-	return te
+	f := &Forwarder{
+		SecureSide: SecureOutbound,
+		Secure: func(ctx context.Context, c net.Conn) (Conn, error) {
+			sc := spipe.Client(c, cfg)
+			return sc, sc.HandshakeContext(ctx)
+		},
+		Dial: (&TargetDialer{Target: Addr{Network: "tcp", Address: target}}).Dial,
+	}
+	client, raw := accepted(t)
+	done := make(chan error, 1)
+	go func() { done <- f.Handle(context.Background(), raw) }()
+	return client, done
+}
+
+// transferError waits for Handle's result, which must be a TransferError,
+// and returns it.
+func transferError(t *testing.T, done <-chan error) *TransferError {
+	t.Helper()
+	select {
+	case err := <-done:
+		te, ok := errors.AsType[*TransferError](err)
+		require.True(t, ok, "%v", err)
+		return te
+	case <-time.After(10 * time.Second):
+		t.Fatal("the connection did not end")
+		return nil
+	}
 }
 
 // connectSide is a forwarder shaped like "spipe connect": plaintext in,
@@ -158,21 +169,20 @@ func TestCopyIntoFrames(t *testing.T) {
 
 // TestCopyIntoFramesNamesTheFailingSide: a plaintext client that resets
 // mid-stream is a failed read on the client side, not a failed write to
-// the target.
+// the target; and it is how the connection ended, not a failure.
 func TestCopyIntoFramesNamesTheFailingSide(t *testing.T) {
 	cfg := testConfig(t)
-	obs := &recorder{}
-	addr := connectSide(t, spipeSink(t, cfg), cfg, obs)
-	c, err := net.Dial("tcp", addr)
-	require.NoError(t, err)
-	_, err = c.Write(make([]byte, 10_000))
+	c, done := handledByConnect(t, spipeSink(t, cfg), cfg)
+	_, err := c.Write(make([]byte, 10_000))
 	require.NoError(t, err)
 	time.Sleep(100 * time.Millisecond) // let the forwarder connect and start copying
 	require.NoError(t, c.(*net.TCPConn).SetLinger(0))
 	require.NoError(t, c.Close())
-	te := firstFailure(t, obs)
+	te := transferError(t, done)
 	assert.Equal(t, "client", te.Side)
 	assert.Equal(t, "read", te.Op)
+	how, ok := endOf(te)
+	assert.True(t, ok && how == endReset, "%v: %s, %v", te, how, ok)
 }
 
 // TestCopyFromFrames: the spipe side's frames reach the plaintext side
@@ -204,16 +214,15 @@ func TestCopyFromFrames(t *testing.T) {
 func TestCopyFromFramesNamesTheFailingSide(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.MaxPayload = spipe.MaxPayloadLimit
-	obs := &recorder{}
-	addr := connectSide(t, spipeSource(t, cfg, 1<<30), cfg, obs)
-	c, err := net.Dial("tcp", addr)
-	require.NoError(t, err)
+	c, done := handledByConnect(t, spipeSource(t, cfg, 1<<30), cfg)
 	require.NoError(t, c.(*net.TCPConn).CloseWrite()) // the other direction ends cleanly
-	_, err = io.ReadFull(c, make([]byte, 10_000))
+	_, err := io.ReadFull(c, make([]byte, 10_000))
 	require.NoError(t, err)
 	require.NoError(t, c.(*net.TCPConn).SetLinger(0))
 	require.NoError(t, c.Close())
-	te := firstFailure(t, obs)
+	te := transferError(t, done)
 	assert.Equal(t, "client", te.Side)
 	assert.Equal(t, "write", te.Op)
+	how, ok := endOf(te)
+	assert.True(t, ok && how == endReset, "%v: %s, %v", te, how, ok)
 }

@@ -2,21 +2,30 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// gate admits connections under MaxConns once they are through their
-// handshake, so the places go to peers that proved the key. The
-// connections waiting for a place are bounded too (see waitRoom), so that
-// key holders opening more than MaxConns at once cannot make the process
-// run out of file descriptors.
+// errLimit is a connection (or stream) that found no MaxConns place
+// within MaxConnsWait.
+var errLimit = errors.New("no connection place free in time")
+
+// gate admits connections and streams under MaxConns once they are
+// through their handshake, so the places go to peers that proved the
+// key. Each waits for a place at most maxWait, then is turned away
+// (errLimit): a client is reset, not left hanging. The connections waiting
+// are bounded too (see waitRoom), so that key holders opening more than
+// MaxConns at once cannot make the process run out of file descriptors.
 type gate struct {
 	slots      chan struct{} // nil: no limit
 	maxWaiting int64
+	maxWait    time.Duration // 0: no wait at all
 	log        *slog.Logger
+	obs        Observer
 
 	open     atomic.Int64  // holding a place
 	waiting  atomic.Int64  // waiting for one
@@ -27,48 +36,30 @@ type gate struct {
 	lastFullWarn, lastQueueWarn, lastCarrierWarn time.Time
 }
 
-// newGate returns a gate with maxConns places (negative: no limit) before
-// which up to maxWaiting connections may wait.
-func newGate(maxConns, maxWaiting int, log *slog.Logger) *gate {
-	g := &gate{maxWaiting: int64(maxWaiting), log: log, room: make(chan struct{}, 1)}
+// newGate returns a gate with maxConns places (negative: no limit) for
+// which a connection waits at most maxWait (0: not at all), and before
+// which up to maxWaiting connections may wait. obs hears how many wait.
+func newGate(maxConns, maxWaiting int, maxWait time.Duration, log *slog.Logger, obs Observer) *gate {
+	g := &gate{maxWaiting: int64(maxWaiting), maxWait: maxWait, log: log, obs: obs, room: make(chan struct{}, 1)}
 	if maxConns >= 0 {
 		g.slots = make(chan struct{}, maxConns)
 	}
 	return g
 }
 
-// enter waits for a place (or ctx); leave gives it back.
-func (g *gate) enter(ctx context.Context) error {
-	if g.slots == nil {
-		g.open.Add(1)
-		return nil
-	}
-	select {
-	case g.slots <- struct{}{}:
-		g.open.Add(1)
-		return nil
-	default:
-	}
-	// Under sustained load every connection meets a full house: say so at
-	// most every limitWarnEvery, not once per connection.
-	g.warn(&g.lastFullWarn, "connection limit reached; new connections wait", "max_conns", cap(g.slots))
-	g.waiting.Add(1)
-	defer func() {
-		if g.waiting.Add(-1) == g.maxWaiting-1 {
-			select {
-			case g.room <- struct{}{}:
-			default:
-			}
-		}
-	}()
-	select {
-	case g.slots <- struct{}{}:
-		g.open.Add(1)
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+// enter takes a place, waiting for one at most maxWait. It fails with an
+// error wrapping errLimit when none came free in time, or with ctx's
+// error when ctx ends first; leave gives a place back. It knows nothing
+// of what takes the place, so a connection and a stream of a carrier
+// enter alike; but only a connection that waits counts toward pausing
+// the accept loop (waitRoom).
+func (g *gate) enter(ctx context.Context) error { return g.wait(ctx, true) }
+
+// enterStream is enter for a stream of a multiplexed carrier. A waiting
+// stream does not count toward pausing the accept loop: its carrier
+// bounds how many of its streams wait (maxWaitingStreams), and the
+// carriers are bounded too (enterCarrier).
+func (g *gate) enterStream(ctx context.Context) error { return g.wait(ctx, false) }
 
 // tryEnter takes a place if one is free now (always, on a nil gate or
 // one without a limit).
@@ -89,22 +80,46 @@ func (g *gate) tryEnter() bool {
 	}
 }
 
-// enterStream waits for a place (or ctx) for a stream of a multiplexed
-// carrier. Unlike a connection waiting in enter, a waiting stream is not
-// counted toward pausing the accept loop: its carrier bounds how many of
-// its streams wait (maxWaitingStreams).
-func (g *gate) enterStream(ctx context.Context) error {
+// wait is enter, counting the wait in waiting (for waitRoom) if counted.
+func (g *gate) wait(ctx context.Context, counted bool) error {
 	if g.tryEnter() {
 		return nil
 	}
-	g.warn(&g.lastFullWarn, "connection limit reached; new connections wait", "max_conns", cap(g.slots))
+	// Under sustained load every connection meets a full house: say so at
+	// most every limitWarnEvery, not once per connection.
+	g.warn(&g.lastFullWarn, "connection limit reached; new connections wait for a place, and are reset if none comes free in time",
+		"max_conns", cap(g.slots), "max_wait", g.maxWait)
+	if g.maxWait <= 0 {
+		return g.limitError()
+	}
+	g.obs.Waiting(1)
+	defer g.obs.Waiting(-1)
+	if counted {
+		g.waiting.Add(1)
+		defer func() {
+			if g.waiting.Add(-1) == g.maxWaiting-1 {
+				select {
+				case g.room <- struct{}{}:
+				default:
+				}
+			}
+		}()
+	}
+	t := time.NewTimer(g.maxWait)
+	defer t.Stop()
 	select {
 	case g.slots <- struct{}{}:
 		g.open.Add(1)
 		return nil
+	case <-t.C:
+		return g.limitError()
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+func (g *gate) limitError() error {
+	return fmt.Errorf("%w: all %d taken for %v (--max-conns, --max-conns-wait)", errLimit, cap(g.slots), g.maxWait)
 }
 
 func (g *gate) leave() {
@@ -121,7 +136,8 @@ func (g *gate) leave() {
 // place, false if ctx ends first. The accept loop calls it before each
 // accept: only connections past their handshake wait at the gate, so
 // only peers holding the key (or, for "spipe connect", local clients)
-// can make accepting pause, never a flood of unauthenticated ones.
+// can make accepting pause, never a flood of unauthenticated ones; and
+// no wait lasts longer than maxWait.
 func (g *gate) waitRoom(ctx context.Context) bool {
 	if g.waiting.Load() < g.maxWaiting {
 		return true

@@ -16,14 +16,18 @@ const (
 	stageAdmission = "admission"
 	stageDial      = "dial"
 	stageTransfer  = "transfer"
+	// A multiplexed carrier's own failure, in its "carrier failed" (listen)
+	// or "carrier lost" (connect) line.
+	stageCarrier = "carrier"
 )
 
 // Handle forwards one accepted connection and returns once both of its
 // sides are closed and its goroutines are gone. When ctx is done the
 // connection is closed wherever it is (handshake, dial or transfer). The
-// error is why the connection failed, nil if it ended cleanly; Handle
-// logs it only at debug level, because its caller (a stdio connection,
-// which is the whole of its process's work) reports it. A connection that
+// error is nil if both directions ended in order; otherwise it says how
+// the connection ended (a side reset it: an end, counted as one) or why
+// it failed. Handle logs it only at debug level, because its caller (a
+// stdio connection, which is the whole of its process's work) reports it. A connection that
 // fails before its transfer began is left open for the same reason: the
 // caller reports the failure, then closes it, so that a peer that goes
 // away as soon as the stream closes (ssh, whose ProxyCommand this is)
@@ -54,6 +58,8 @@ type link struct {
 	// carrier is set instead of in when the client's handshake chose the
 	// multiplexed mode: its streams are forwarded, not the connection.
 	carrier Carrier
+	// via is the carrier one side of a stream rides, if it is a stream.
+	via Carrier
 	// hold leaves in open when the connection fails before its transfer:
 	// Handle's caller closes it once it has reported the failure.
 	hold bool
@@ -75,7 +81,13 @@ func (f *Forwarder) forward(ctx, soft context.Context, raw net.Conn, g *gate, t 
 
 	// Until the transfer owns them, the connections close when ctx ends.
 	closeRaw := context.AfterFunc(ctx, func() { raw.Close() })
-	l, stage, err := f.open(ctx, raw, g, t, !report)
+	var l link
+	stage := stageHandshake
+	in, err := f.fromProxy(raw, t)
+	if err == nil {
+		peer = in.RemoteAddr()
+		l, stage, err = f.open(ctx, in, g, t, !report)
+	}
 	closeRaw()
 	if err != nil {
 		obs.ConnClosed()
@@ -94,7 +106,8 @@ func (f *Forwarder) forward(ctx, soft context.Context, raw net.Conn, g *gate, t 
 		if g != nil {
 			if !g.enterCarrier() {
 				l.carrier.Close()
-				err := errCarrierLimit
+				err := fmt.Errorf("%w (%d, --max-pending)", errCarrierLimit, g.maxWaiting)
+				obs.AdmissionError(err)
 				f.logFailure(ctx, peer, stageAdmission, err, l.session, 0, 0, report)
 				return err
 			}
@@ -109,23 +122,38 @@ func (f *Forwarder) forward(ctx, soft context.Context, raw net.Conn, g *gate, t 
 
 // errCarrierLimit is a carrier closed because as many as MaxPending are
 // open.
-var errCarrierLimit = errors.New("too many multiplexed carriers open (--max-pending)")
+var errCarrierLimit = errors.New("too many multiplexed carriers open")
 
 // errShutdownOf is err, met because the connection was closed at
 // shutdown.
 func errShutdownOf(err error) error { return fmt.Errorf("%w (%w)", errShutdown, err) }
 
 // transfer copies an open link both ways, gives its place at the gate
-// back and writes its log lines. It returns the bytes forwarded each way
-// and how the connection failed, if it did.
+// back, reports how it ended (an end, or a failure) and writes its log
+// lines. It returns the bytes forwarded each way, and nil if both
+// directions ended in order, the error otherwise (for Handle's caller: a
+// stdio connection's user hears of a reset too).
 func (f *Forwarder) transfer(ctx context.Context, l *link, peer net.Addr, start time.Time, w *workers, report bool) (up, down int64, err error) {
 	defer l.leave()
 	up, down, err = f.pipe(ctx, l.in, l.out, w)
-	if err != nil {
-		f.observer().TransferError(err)
-		f.logFailure(ctx, peer, stageTransfer, err, l.session, up, down, report)
+	how, ok := endOf(err)
+	switch {
+	case ok:
+	case ctx.Err() != nil:
+		// Cut by the end of the shutdown's grace period, in whatever form
+		// the cut reached it first (a stream may meet its carrier's close).
+		how, ok = endShutdown, true
+	case closedByPeer(l.via, err):
+		how, ok = endReset, true
 	}
-	f.logEnd(ctx, peer, l.session, up, down, start, err)
+	if ok {
+		f.observer().Ended(how)
+		f.logEnd(ctx, peer, l.session, up, down, start, how, err)
+		return up, down, err
+	}
+	f.observer().TransferError(err)
+	f.logFailure(ctx, peer, stageTransfer, err, l.session, up, down, report)
+	f.logEnd(ctx, peer, l.session, up, down, start, "", err)
 	return up, down, err
 }
 
@@ -193,15 +221,16 @@ func (f *Forwarder) dialTarget(ctx context.Context, l *link, timeout time.Durati
 		// Multiplexed: a stream on a carrier that is already open.
 		l.out, l.session, err = f.carriers.open(dctx)
 		if err != nil {
-			f.observer().DialError(err)
 			l.abortIn()
 			return stageDial, err
+		}
+		if ps, ok := l.out.(*poolStream); ok {
+			l.via = ps.via
 		}
 		return "", nil
 	}
 	target, err := f.Dial(dctx, l.in)
 	if err != nil {
-		f.observer().DialError(err)
 		l.abortIn()
 		return stageDial, err
 	}
@@ -258,7 +287,11 @@ func (f *Forwarder) secure(ctx context.Context, c net.Conn, timeout time.Duratio
 		}
 		err = &cutError{cause: cause, err: err}
 	}
-	f.observer().Handshake(time.Since(start), err)
+	if !isShutdown(err) {
+		// A handshake cut by the shutdown is the connection's end (see
+		// failedBeforeTransfer), not a failed handshake.
+		f.observer().Handshake(time.Since(start), err)
+	}
 	return sc, session, carrier, err
 }
 
@@ -272,46 +305,56 @@ func closeSecured(c Conn, carrier Carrier) {
 	}
 }
 
-// failedBeforeTransfer logs a connection (or stream) that failed before
-// any byte was forwarded, naming a failure that the shutdown caused as
-// such, and returns the error it logged.
+// failedBeforeTransfer reports and logs a connection (or stream) that
+// ended before any byte was forwarded, and returns its error. One that
+// this process's shutdown cut is an end; any other is a failure of its
+// stage (the handshake's was reported with its duration, by secure).
 func (f *Forwarder) failedBeforeTransfer(ctx context.Context, peer net.Addr, stage string, err error, s *Session, start time.Time, report bool) error {
-	if ctx.Err() != nil {
-		err = errShutdownOf(err)
+	obs := f.observer()
+	if ctx.Err() != nil || isShutdown(err) {
+		if !isShutdown(err) {
+			err = errShutdownOf(err)
+		}
+		obs.Ended(endShutdown)
+		f.logEnd(ctx, peer, s, 0, 0, start, endShutdown, err)
+		return err
+	}
+	switch stage {
+	case stageDial:
+		obs.DialError(err)
+	case stageAdmission, stageAccept:
+		obs.AdmissionError(err)
 	}
 	f.logFailure(ctx, peer, stage, err, s, 0, 0, report)
-	f.logEnd(ctx, peer, s, 0, 0, start, err)
+	f.logEnd(ctx, peer, s, 0, 0, start, "", err)
 	return err
 }
 
 // logFailure writes a failed connection's one line, at the level its stage
 // and reason deserve (Debug when the caller reports the error itself).
-// Handshake failures are limited per source address, so a scan cannot
-// fill a disk; the line that follows a held-back run says how many lines
-// were suppressed.
+// Lines are limited per stage and source address (failureLines), so that
+// neither a scan nor a burst of failing connections can fill a disk; the
+// line that follows a held-back run says how many lines were suppressed.
+// The metrics count every failure.
 func (f *Forwarder) logFailure(ctx context.Context, peer net.Addr, stage string, err error, s *Session, up, down int64, report bool) {
 	reason := Reason(err)
 	level := slog.LevelDebug
-	// A handshake the admission table cut is routine under a flood:
-	// counted (its reason), but not a line above debug per connection.
-	if _, cut := errors.AsType[*cutError](err); report && !cut {
+	if report {
 		level = f.failureLevel(stage, reason)
 	}
 	log := f.log()
 	if !log.Enabled(ctx, level) {
 		return
 	}
-	attrs := make([]slog.Attr, 0, 10)
+	attrs := make([]slog.Attr, 0, 11)
 	attrs = append(attrs, slog.String("peer", addrString(peer)), slog.String("stage", stage),
 		slog.String("reason", reason), slog.Any("err", err))
-	if stage == stageHandshake {
-		ok, suppressed := f.handshakeLines().allow(lineSource(peer))
-		if !ok {
-			return
-		}
-		if suppressed > 0 {
-			attrs = append(attrs, slog.Int("suppressed", suppressed))
-		}
+	ok, suppressed := f.failureLines().allow(stage + " " + lineSource(peer))
+	if !ok {
+		return
+	}
+	if suppressed > 0 {
+		attrs = append(attrs, slog.Int("suppressed", suppressed))
 	}
 	attrs = s.appendAttrs(attrs)
 	if stage == stageTransfer {
@@ -320,33 +363,45 @@ func (f *Forwarder) logFailure(ctx context.Context, peer net.Addr, stage string,
 	log.LogAttrs(ctx, level, "connection failed", attrs...)
 }
 
-// logEnd writes the line for a connection that has ended: with AccessLog,
-// one Info record for each connection whose handshake succeeded, however
-// it ended; otherwise a Debug line for a clean end. A connection refused
-// in its handshake gets no record: its failure line (limited per source)
-// and the metrics account for it, and a scan cannot fill the access log.
-func (f *Forwarder) logEnd(ctx context.Context, peer net.Addr, s *Session, up, down int64, start time.Time, err error) {
-	level := slog.LevelDebug
-	switch {
-	case f.AccessLog && s != nil:
-		level = slog.LevelInfo
-	case err != nil:
+// logEnd writes the line of a connection that has ended: how it ended
+// (how is "" for a failure, which err then names). An end is a Debug
+// line; with AccessLog, every connection whose handshake succeeded gets
+// an Info record instead, however it ended (a failure's record comes
+// after its "connection failed" line). A connection refused in its
+// handshake gets no record: its failure line (limited per source) and the
+// metrics account for it, and a scan cannot fill the access log.
+func (f *Forwarder) logEnd(ctx context.Context, peer net.Addr, s *Session, up, down int64, start time.Time, how string, err error) {
+	level := f.endLevel(s)
+	if how == "" && level == slog.LevelDebug {
 		return
 	}
 	log := f.log()
 	if !log.Enabled(ctx, level) {
 		return
 	}
-	reason := "ok"
-	if err != nil {
-		reason = Reason(err)
-	}
-	attrs := make([]slog.Attr, 0, 9)
+	attrs := make([]slog.Attr, 0, 11)
 	attrs = append(attrs, slog.String("peer", addrString(peer)))
 	attrs = s.appendAttrs(attrs)
 	attrs = append(attrs, slog.Int64("bytes_to_target", up), slog.Int64("bytes_from_target", down),
-		slog.Duration("duration", time.Since(start).Round(time.Millisecond)), slog.String("reason", reason))
+		slog.Duration("duration", time.Since(start).Round(time.Millisecond)))
+	if how == "" {
+		attrs = append(attrs, slog.String("end", "failed"), slog.String("reason", Reason(err)))
+	} else {
+		attrs = append(attrs, slog.String("end", how))
+		if err != nil {
+			attrs = append(attrs, slog.Any("err", err))
+		}
+	}
 	log.LogAttrs(ctx, level, "connection closed", attrs...)
+}
+
+// endLevel is the level of the line of a connection that ended: Info
+// for the access log's record, Debug otherwise.
+func (f *Forwarder) endLevel(s *Session) slog.Level {
+	if f.AccessLog && s != nil {
+		return slog.LevelInfo
+	}
+	return slog.LevelDebug
 }
 
 var noDeadline time.Time

@@ -19,12 +19,19 @@ type helloRule struct {
 }
 
 // watch returns c wrapped to count what the handshake reads from it: in
-// runs once size bytes are read, late if the deadline passes before they
-// have arrived.
-func (r helloRule) watch(c net.Conn, in, late func()) *helloConn {
+// runs once size bytes are read, late if the deadline (timeout after
+// since) passes before they have arrived. got bytes of the message were
+// read before c (with a PROXY header); if that is all of it, the watch
+// is over at once and in is the caller's to run.
+func (r helloRule) watch(c net.Conn, since time.Time, got int, in, late func()) *helloConn {
 	h := &helloConn{Conn: c, need: int64(r.size), in: in}
+	h.got.Store(int64(got))
+	if h.got.Load() >= h.need {
+		h.done.Store(true)
+		return h
+	}
 	if r.timeout > 0 {
-		h.timer = time.AfterFunc(r.timeout, func() {
+		h.timer = time.AfterFunc(time.Until(since.Add(r.timeout)), func() {
 			if !h.arrived() {
 				late()
 			}

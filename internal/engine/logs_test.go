@@ -2,11 +2,13 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -99,6 +101,24 @@ func dialSpipe(t *testing.T, addr string, cfg *spipe.Config, msg string) error {
 	return err
 }
 
+// keyHolderEcho connects to addr as a spipe client with cfg and echoes
+// msg through the connection, then returns the socket under it, for the
+// test to end it as it studies: with a reset, or a close without the
+// protocol's end (all was read, so a close sends a FIN, not a reset).
+func keyHolderEcho(t *testing.T, addr string, cfg *spipe.Config, msg string) *net.TCPConn {
+	t.Helper()
+	raw, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { raw.Close() })
+	sc := spipe.Client(raw, cfg)
+	require.NoError(t, sc.Handshake())
+	_, err = sc.Write([]byte(msg))
+	require.NoError(t, err)
+	_, err = io.ReadFull(sc, make([]byte, len(msg)))
+	require.NoError(t, err)
+	return raw.(*net.TCPConn)
+}
+
 // TestFailureLevels: what an operator should look at is a warning; the
 // closes a busy listener sees all day are not.
 func TestFailureLevels(t *testing.T) {
@@ -117,17 +137,17 @@ func TestFailureLevels(t *testing.T) {
 	assert.Error(t, dialSpipe(t, addr, &spipe.Config{Keys: []*spipe.Key{other}, ForwardSecrecy: spipe.ForwardSecrecyOff}, "x"))
 	log.Wait(t, `level=WARN msg="connection failed" peer=127\.0\.0\.1:\d+ stage=handshake reason=auth`, nil)
 
-	// A client that proved the key, then aborted mid-stream.
-	raw, err := net.Dial("tcp", addr)
-	require.NoError(t, err)
-	sc := spipe.Client(raw, cfg)
-	require.NoError(t, sc.Handshake())
-	_, err = sc.Write([]byte("partial"))
-	require.NoError(t, err)
-	time.Sleep(50 * time.Millisecond)
-	raw.(*net.TCPConn).SetLinger(0)
+	// A client that proved the key, then aborted mid-stream: its reset is
+	// how it ended, not a failure.
+	raw := keyHolderEcho(t, addr, cfg, "partial")
+	raw.SetLinger(0)
 	raw.Close()
-	log.Wait(t, `level=INFO msg="connection failed" peer=\S+ stage=transfer reason=(reset|truncated) err=.* key=fp\w{4} suite=chacha20-poly1305 pfs=false`, nil)
+	log.Wait(t, `level=DEBUG msg="connection closed" peer=\S+ key=fp\w{4} suite=chacha20-poly1305 pfs=false bytes_to_target=7 bytes_from_target=\d+ duration=\S+ end=reset err=.*`, nil)
+
+	// A client that proved the key, then went away without the
+	// protocol's end: the stream may have been cut.
+	keyHolderEcho(t, addr, cfg, "partial").Close()
+	log.Wait(t, `level=INFO msg="connection failed" peer=\S+ stage=transfer reason=truncated err=.* key=fp\w{4} suite=chacha20-poly1305 pfs=false`, nil)
 
 	// A target that refuses: the operator must look.
 	refusing, log2 := spipeListen(t, freeAddr(t), cfg, nil)
@@ -146,23 +166,29 @@ func TestFailureLevelTable(t *testing.T) {
 		{in, stageHandshake, "truncated", slog.LevelDebug},
 		{in, stageHandshake, "reset", slog.LevelDebug},
 		{in, stageHandshake, "eof", slog.LevelDebug},
+		{in, stageHandshake, "evicted", slog.LevelDebug},
+		{in, stageHandshake, "hello_timeout", slog.LevelDebug},
 		{in, stageHandshake, "timeout", slog.LevelInfo},
 		{in, stageHandshake, "auth", slog.LevelWarn},
 		{in, stageHandshake, "version", slog.LevelWarn},
 		{in, stageHandshake, "pfs_required", slog.LevelWarn},
-		{in, stageHandshake, "shutdown", slog.LevelInfo},
 		{out, stageHandshake, "truncated", slog.LevelWarn}, // the server refused us
 		{out, stageHandshake, "timeout", slog.LevelWarn},
 		{in, stageDial, "refused", slog.LevelWarn},
 		{in, stageDial, "dns", slog.LevelWarn},
-		{in, stageDial, "shutdown", slog.LevelInfo},
+		{out, stageDial, "refused", slog.LevelWarn},
+		{in, stageAdmission, "limit", slog.LevelWarn},
+		{out, stageAdmission, "limit", slog.LevelWarn},
+		{in, stageAdmission, "carrier_limit", slog.LevelWarn},
 		{in, stageTransfer, "tampered", slog.LevelWarn},
 		{in, stageTransfer, "frame_too_large", slog.LevelWarn},
 		{in, stageTransfer, "truncated", slog.LevelInfo},
-		{in, stageTransfer, "reset", slog.LevelInfo},
 		{in, stageTransfer, "idle", slog.LevelInfo},
+		{in, stageTransfer, "carrier", slog.LevelInfo},
 		{in, stageTransfer, "other", slog.LevelWarn},
-		{in, stageAdmission, "shutdown", slog.LevelInfo},
+		{in, stageCarrier, "reset", slog.LevelInfo},
+		{in, stageCarrier, "mux_protocol", slog.LevelWarn},
+		{out, stageCarrier, "reset", slog.LevelWarn},
 	} {
 		assert.Equal(t, tc.want, tc.f.failureLevel(tc.stage, tc.reason), "%v %s %s", tc.f.SecureSide, tc.stage, tc.reason)
 	}
@@ -174,7 +200,7 @@ func TestHandshakeLinesRateLimited(t *testing.T) {
 	cfg := testConfig(t)
 	obs := newFailures()
 	addr, log := spipeListen(t, echoServer(t), cfg, func(f *Forwarder) { f.Observer = obs })
-	const n = 3 * handshakeLineBurst
+	const n = 3 * failureLineBurst
 	for range n {
 		c, err := net.Dial("tcp", addr)
 		require.NoError(t, err)
@@ -183,7 +209,33 @@ func TestHandshakeLinesRateLimited(t *testing.T) {
 		c.Close()
 	}
 	require.Eventually(t, func() bool { return obs.count(obs.handshake, "version") == n }, 10*time.Second, 10*time.Millisecond)
-	assert.Equal(t, handshakeLineBurst, log.Count(`msg="connection failed"`, "stage=handshake"), log.String())
+	assert.Equal(t, failureLineBurst, log.Count(`msg="connection failed"`, "stage=handshake"), log.String())
+}
+
+// TestTransferLinesRateLimited: transfer failures are limited per source
+// as handshake failures are (a burst of 20,000 failing connections once
+// wrote 12,261 lines), counted in full, and the line after a held-back
+// run says how many it held back.
+func TestTransferLinesRateLimited(t *testing.T) {
+	cfg := testConfig(t)
+	obs := newOutcomes()
+	var later atomic.Int64 // how far the limiter's clock is moved on
+	addr, log := spipeListen(t, echoServer(t), cfg, func(f *Forwarder) {
+		f.Observer = obs
+		f.failureLines().now = func() time.Time { return time.Now().Add(time.Duration(later.Load())) }
+	})
+	// Key holders that cut their stream without the protocol's end.
+	truncate := func() { keyHolderEcho(t, addr, cfg, "x").Close() }
+	const n = 3 * failureLineBurst
+	for range n {
+		truncate()
+	}
+	require.True(t, settle(func() bool { return obs.snapshot()["transfer:truncated"] == n }), "%v", obs.snapshot())
+	assert.Equal(t, failureLineBurst, log.Count(`msg="connection failed"`, "stage=transfer"), log.String())
+
+	later.Store(int64(failureLineWindow)) // a new window: its first line counts the held-back ones
+	truncate()
+	log.Wait(t, fmt.Sprintf(`msg="connection failed" .*stage=transfer reason=truncated .*suppressed=%d`, n-failureLineBurst), nil)
 }
 
 func TestLineLimiter(t *testing.T) {
@@ -235,7 +287,7 @@ func TestAccessLog(t *testing.T) {
 		require.NoError(t, dialSpipe(t, addr, cfg, "hello, access log"))
 		level := map[bool]string{true: "INFO", false: "DEBUG"}[access]
 		log.Wait(t, `level=`+level+` msg="connection closed" peer=127\.0\.0\.1:\d+ key=fp\w{4} suite=chacha20-poly1305 pfs=false`+
-			` bytes_to_target=17 bytes_from_target=17 duration=\S+ reason=ok`, nil)
+			` bytes_to_target=17 bytes_from_target=17 duration=\S+ end=closed\n`, nil)
 
 		c, err := net.Dial("tcp", addr)
 		require.NoError(t, err)
@@ -267,7 +319,14 @@ func TestReasonSets(t *testing.T) {
 	r := Reasons()
 	assert.Subset(t, r.Handshake, []string{"auth", "version", "suite", "pfs_required", "malformed_handshake", "truncated", "timeout"})
 	assert.Subset(t, r.Dial, []string{"refused", "unreachable", "dns", "timeout"})
-	assert.Subset(t, r.Transfer, []string{"tampered", "truncated", "frame_too_large", "reset", "idle"})
+	assert.Subset(t, r.Transfer, []string{"tampered", "truncated", "frame_too_large", "idle"})
+	assert.Equal(t, []string{"limit", "carrier_limit", "other"}, r.Admission)
+	assert.Equal(t, []string{"closed", "reset", "shutdown"}, r.Ends)
+	// A side leaving, or the shutdown, is an end: never a failure series.
+	for _, set := range [][]string{r.Handshake, r.Dial, r.Admission, r.Transfer} {
+		assert.NotContains(t, set, "shutdown")
+	}
+	assert.NotContains(t, r.Transfer, "reset")
 	assert.Equal(t, []string{"tampered", "truncated", "frame_too_large", "malformed_frame", "counter_exhausted"}, r.Frame)
 	for _, reason := range r.Frame {
 		assert.Contains(t, r.Transfer, reason)

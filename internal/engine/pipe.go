@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -298,24 +299,65 @@ func (w *watchedWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// aborter closes both sides once, on the first error, and remembers it;
-// errors that follow (reads on the now-closed connections) are echoes.
+// aborter closes both sides once, on the first error, and keeps every
+// error reported; err picks the cause among them.
 type aborter struct {
-	mu    sync.Mutex
-	first error
-	conns [2]Conn
+	mu      sync.Mutex
+	errs    []error
+	aborted bool
+	conns   [2]Conn
 }
 
 func (a *aborter) abort(err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.first != nil {
+	a.errs = append(a.errs, err)
+	if a.aborted {
 		return
 	}
-	a.first = err
+	a.aborted = true
 	for _, c := range a.conns {
 		abortConn(c)
 	}
+}
+
+// err is why the pipe ended: the first error reported that is not an
+// echo, nil if none was. An echo is an operation on a connection that
+// was closed under it, which the abort does to both sides at once, and
+// which a spipe connection does to its socket when its read fails: the
+// error that caused the close is the cause, even if the echo was
+// reported first. And a truncation is explained by a side leaving
+// (peerLeft) reported after it on the same side: Linux gives a reset to
+// whichever call meets it first, so when a write to a spipe peer takes
+// the reset, the read meets a plain end and reports a truncation.
+func (a *aborter) err() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var cause error
+	for _, err := range a.errs {
+		switch {
+		case isEcho(err):
+		case cause == nil:
+			cause = err
+		case errors.Is(cause, spipe.ErrTruncated) && peerLeft(err) && sameSide(cause, err):
+			cause = err
+		}
+	}
+	if cause == nil && len(a.errs) > 0 {
+		cause = a.errs[0]
+	}
+	return cause
+}
+
+// isEcho reports whether err is an operation on a connection closed under
+// it.
+func isEcho(err error) bool { return errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrClosed) }
+
+// sameSide reports whether a and b are transfer errors of the same side.
+func sameSide(a, b error) bool {
+	ta, ok := errors.AsType[*TransferError](a)
+	tb, ok2 := errors.AsType[*TransferError](b)
+	return ok && ok2 && ta.Side == tb.Side
 }
 
 // abortConn closes c so that its peer cannot take the cut stream for a
@@ -338,12 +380,6 @@ func abortConn(c Conn) {
 	}
 	raw.Close()
 	c.Close()
-}
-
-func (a *aborter) err() error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.first
 }
 
 // idleWatch fires once nothing has been touched for d. It uses a single

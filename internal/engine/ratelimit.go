@@ -6,14 +6,14 @@ import (
 	"time"
 )
 
-// Handshake failure lines from one source address: at most
-// handshakeLineBurst per handshakeLineWindow, for at most
-// handshakeLineSources sources tracked at once (beyond that, the rest
-// share one allowance).
+// Failure lines of one stage from one source address: at most
+// failureLineBurst per failureLineWindow, for at most failureLineSources
+// (stage, source) pairs tracked at once (beyond that, the rest share one
+// allowance).
 const (
-	handshakeLineBurst   = 5
-	handshakeLineWindow  = time.Minute
-	handshakeLineSources = 4096
+	failureLineBurst   = 5
+	failureLineWindow  = time.Minute
+	failureLineSources = 4096
 )
 
 // lineLimiter lets through at most burst lines per source in each window
@@ -81,11 +81,13 @@ func (l *lineLimiter) sweep(now time.Time) {
 	}
 }
 
-// handshakeLines returns the Forwarder's limiter of handshake failure
-// lines, made on first use.
-func (f *Forwarder) handshakeLines() *lineLimiter {
+// failureLines returns the Forwarder's limiter of failure lines, made on
+// first use. Its sources are a stage and a source address: a flood of
+// failing handshakes from an address does not hide that a connection it
+// made failed later, in its transfer.
+func (f *Forwarder) failureLines() *lineLimiter {
 	f.linesOnce.Do(func() {
-		f.lines = newLineLimiter(handshakeLineBurst, handshakeLineWindow, handshakeLineSources)
+		f.lines = newLineLimiter(failureLineBurst, failureLineWindow, failureLineSources)
 	})
 	return f.lines
 }

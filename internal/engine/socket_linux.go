@@ -31,6 +31,20 @@ func unread(c net.Conn) (int, bool) {
 	return n, ok
 }
 
+// peek copies into p what c's socket has received that nobody has read
+// yet, leaving it there, without waiting for more.
+func peek(c net.Conn, p []byte) (int, bool) {
+	var n int
+	ok := control(c, func(fd int) (err error) {
+		n, _, err = unix.Recvfrom(fd, p, unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		return err
+	})
+	if !ok {
+		return 0, false // n is -1 on an error, EAGAIN for an empty socket among them
+	}
+	return n, true
+}
+
 // control runs f on c's file descriptor and reports whether both worked.
 func control(c net.Conn, f func(fd int) error) bool {
 	sc, ok := c.(syscall.Conn)

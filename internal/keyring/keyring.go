@@ -140,8 +140,8 @@ func (r *Keyring) readKey(what string, f io.Reader) (*spipe.Key, error) {
 // describe turns a key-loading error into the one line the user sees.
 func describe(what string, err error) error {
 	switch {
-	case errors.Is(err, spipe.ErrShortKey):
-		return fmt.Errorf("%s is too short: a key needs at least %d bytes (make one with: spipe keygen FILE)", what, spipe.MinKeyMaterial)
+	case errors.Is(err, spipe.ErrEmptyKey):
+		return fmt.Errorf("%s is empty (make a key with: spipe keygen FILE)", what)
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("%s: no such file", what)
 	case errors.Is(err, fs.ErrPermission):

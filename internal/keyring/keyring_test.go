@@ -62,7 +62,7 @@ func TestGenerateMakesParents(t *testing.T) {
 	blocker := filepath.Join(home, "file")
 	require.NoError(t, os.WriteFile(blocker, nil, 0o600))
 	_, err = Generate(filepath.Join(blocker, "key"), false)
-	assert.EqualError(t, err, "key file "+filepath.Join(blocker, "key")+": not a directory")
+	assert.EqualError(t, err, "spipe: key file "+filepath.Join(blocker, "key")+": not a directory")
 }
 
 func TestGenerateTo(t *testing.T) {
@@ -77,8 +77,8 @@ func TestGenerateTo(t *testing.T) {
 
 func TestLoadErrors(t *testing.T) {
 	dir := t.TempDir()
-	short := filepath.Join(dir, "short")
-	require.NoError(t, os.WriteFile(short, []byte("31 bytes of key material.......")[:31], 0o600))
+	empty := filepath.Join(dir, "empty")
+	require.NoError(t, os.WriteFile(empty, nil, 0o600))
 	for name, tc := range map[string]struct {
 		files []string
 		msg   string
@@ -86,11 +86,11 @@ func TestLoadErrors(t *testing.T) {
 		"none":        {nil, "no key file given"},
 		"missing":     {[]string{filepath.Join(dir, "nope")}, "key file " + filepath.Join(dir, "nope") + ": no such file"},
 		"directory":   {[]string{dir}, "key file " + dir + ": is a directory"},
-		"short":       {[]string{short}, "key file " + short + " is too short"},
+		"empty":       {[]string{empty}, "key file " + empty + " is empty (make a key with: spipe keygen FILE)"},
 		"stdin twice": {[]string{"-", "-"}, "-k - given twice"},
-		"stdin short": {[]string{"-"}, "key on standard input is too short"},
+		"stdin empty": {[]string{"-"}, "key on standard input is empty"},
 	} {
-		_, _, err := Load(tc.files, strings.NewReader("short"), nil)
+		_, _, err := Load(tc.files, strings.NewReader(""), nil)
 		if assert.Error(t, err, name) {
 			assert.Contains(t, err.Error(), tc.msg, name)
 		}

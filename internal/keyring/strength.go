@@ -1,10 +1,11 @@
 package keyring
 
-// A key file is hashed byte for byte, so anything of 32 bytes or more
-// loads; but one recorded handshake lets an attacker test guesses of the
-// file offline, so only files with 256 bits of entropy are keys. These
-// checks catch the common mistakes (a passphrase, a hand-typed or
-// constant file) without pretending to measure entropy.
+// A key file is hashed byte for byte, so any file that is not empty
+// loads, as with spiped; but one recorded handshake lets an attacker test
+// guesses of the file offline, so only files with 256 bits of entropy are
+// keys. These checks catch the common mistakes (a passphrase, a
+// hand-typed, constant or short file) without pretending to measure
+// entropy.
 
 // minDistinctBytes and minDistinctHex are the fewest distinct values that
 // 32 random bytes, or 64 random hex digits, are all but certain to
@@ -14,10 +15,16 @@ const (
 	minDistinctHex   = 8
 )
 
+// minKeyBytes is the shortest material that can hold 256 bits of entropy.
+const minKeyBytes = 32
+
 // weakKeyReason says why material does not look like a key spipe keygen
 // would write (64 hex digits and a newline) or 32 or more random bytes,
 // or "" if it does.
 func weakKeyReason(material []byte) string {
+	if len(material) < minKeyBytes {
+		return "it holds fewer than 32 bytes, too few for 256 bits of entropy"
+	}
 	text := trimNewline(material)
 	if isHex(text) && len(text) >= 64 {
 		if distinct(text) < minDistinctHex {

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/spipe-dev/spipe/pkg/spipe"
 )
 
 func TestWeakKeyReason(t *testing.T) {
@@ -32,6 +34,7 @@ func TestWeakKeyReason(t *testing.T) {
 		strings.Repeat("ab", 32):              false,
 		string(make([]byte, 32)):              false,
 		strings.Repeat("\x01\x02", 40):        false,
+		string(random[:29]):                   false, // a short file spiped took: loads, and is weak
 	}
 	for material, ok := range keys {
 		assert.Equal(t, ok, weakKeyReason([]byte(material)) == "", "%q", material)
@@ -62,4 +65,23 @@ func TestWeakKeyWarning(t *testing.T) {
 	_, err = r.Reload()
 	require.NoError(t, err)
 	assert.Equal(t, 1, strings.Count(logs.String(), "does not look like a key"), "a reload does not repeat the warning")
+}
+
+// TestShortKeyFileLoadsAndWarns: a key file under 32 bytes, which spiped
+// takes, loads as the SHA-256 of its content (the same key spiped
+// derives), with the weak-key warning naming why.
+func TestShortKeyFileLoadsAndWarns(t *testing.T) {
+	material := make([]byte, 29)
+	_, err := rand.Read(material)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "pass.key")
+	require.NoError(t, os.WriteFile(path, material, 0o600))
+	var logs bytes.Buffer
+	_, keys, err := Load([]string{path}, nil, slog.New(slog.NewTextHandler(&logs, nil)))
+	require.NoError(t, err)
+	want, err := spipe.NewKey(material)
+	require.NoError(t, err)
+	assert.Equal(t, want.Fingerprint(), keys[0].Fingerprint())
+	assert.Contains(t, logs.String(), "key file "+path+" does not look like a key")
+	assert.Contains(t, logs.String(), "fewer than 32 bytes")
 }

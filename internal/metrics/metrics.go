@@ -1,14 +1,16 @@
 // Package metrics exports the spipe tool's counters in the Prometheus
-// format: connections (and streams) open and total, multiplexed
-// carriers, bytes each way, failures by stage
+// format: connections (and streams) open, waiting for a place and total,
+// how they ended, multiplexed carriers, bytes each way, failures by stage
 // and reason, frame errors, handshake latency, key reloads and the
-// build. Every failure series the configuration names exists, at zero,
+// build; and a health check for load balancers beside them. Every
+// failure and end series the configuration names exists, at zero,
 // from the start, so alerts see a series before the first failure.
 package metrics
 
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -25,15 +27,19 @@ type Metrics struct {
 	Registry *prometheus.Registry
 
 	open              prometheus.Gauge
+	waiting           prometheus.Gauge
 	total             prometheus.Counter
+	ends              *prometheus.CounterVec
 	carriersOpen      prometheus.Gauge
 	carriersTotal     prometheus.Counter
 	toTarget          prometheus.Counter
 	fromTarget        prometheus.Counter
 	handshakeFailures *prometheus.CounterVec
 	dialFailures      *prometheus.CounterVec
+	admissionFailures *prometheus.CounterVec
 	transferFailures  *prometheus.CounterVec
 	frameErrors       *prometheus.CounterVec
+	carrierFailures   *prometheus.CounterVec
 	handshakeSeconds  prometheus.Histogram
 	keyReloads        *prometheus.CounterVec
 
@@ -51,15 +57,16 @@ type Config struct {
 	// errors (the protocol rejecting a frame: tampering, truncation, ...).
 	IsFrameError func(error) bool
 	// Reasons are the reason labels each failure counter starts with,
-	// at zero.
+	// at zero, and the labels of the ends counter.
 	Reasons Reasons
 	// Build labels spipe_build_info (version, revision, kernels, ...).
 	Build map[string]string
 }
 
-// Reasons lists the reason labels of each failure counter.
+// Reasons lists the reason labels of each failure counter, and the "how"
+// labels of the ends counter.
 type Reasons struct {
-	Handshake, Dial, Transfer, Frame []string
+	Handshake, Dial, Admission, Transfer, Frame, Carrier, Ends []string
 }
 
 // New returns the tool's metrics.
@@ -74,10 +81,19 @@ func New(c Config) *Metrics {
 			Name: "spipe_connections_open",
 			Help: "Connections being handled now: plain connections (from accept to close) and streams of multiplexed carriers.",
 		}),
+		waiting: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "spipe_connections_waiting",
+			Help: "Connections and streams waiting now for a --max-conns place (each waits at most --max-conns-wait).",
+		}),
 		total: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "spipe_connections_total",
 			Help: "Connections accepted, and streams of multiplexed carriers (a carrier's own connection counts once, as accepted).",
 		}),
+		ends: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "spipe_connection_ends_total",
+			Help: "Connections and streams that ended without failing, by how: closed (both directions in order), " +
+				"reset (a side went away first), shutdown (cut by this process's shutdown).",
+		}, []string{"how"}),
 		carriersOpen: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "spipe_carriers_open", Help: "Multiplexed carriers (connections through their handshake carrying streams) open now.",
 		}),
@@ -91,8 +107,16 @@ func New(c Config) *Metrics {
 			Name: "spipe_dial_failures_total",
 			Help: "Connections whose target (for connect: the spipe listener) could not be reached, by reason.",
 		}, []string{"reason"}),
+		admissionFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "spipe_admission_failures_total",
+			Help: "Connections and streams turned away at a limit (reset) before their dial, by reason.",
+		}, []string{"reason"}),
 		transferFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "spipe_transfer_failures_total", Help: "Connections that ended in an error after the handshake, by reason.",
+			Name: "spipe_transfer_failures_total",
+			Help: "Connections and streams that failed after the handshake and the dial, by reason (a side leaving is an end, not a failure).",
+		}, []string{"reason"}),
+		carrierFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "spipe_carrier_failures_total", Help: "Multiplexed carriers that ended in an error, by reason.",
 		}, []string{"reason"}),
 		frameErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "spipe_frame_errors_total", Help: "Frames rejected by the protocol (tampered, truncated, oversize, ...), by reason.",
@@ -109,8 +133,11 @@ func New(c Config) *Metrics {
 	for vec, reasons := range map[*prometheus.CounterVec][]string{
 		m.handshakeFailures: c.Reasons.Handshake,
 		m.dialFailures:      c.Reasons.Dial,
+		m.admissionFailures: c.Reasons.Admission,
 		m.transferFailures:  c.Reasons.Transfer,
 		m.frameErrors:       c.Reasons.Frame,
+		m.carrierFailures:   c.Reasons.Carrier,
+		m.ends:              c.Reasons.Ends,
 	} {
 		for _, r := range reasons {
 			vec.WithLabelValues(r)
@@ -129,7 +156,8 @@ func New(c Config) *Metrics {
 	}, []string{"direction"})
 	m.toTarget = bytes.WithLabelValues("to_target")
 	m.fromTarget = bytes.WithLabelValues("from_target")
-	f.MustRegister(m.open, m.total, m.carriersOpen, m.carriersTotal, bytes, m.handshakeFailures, m.dialFailures, m.transferFailures, m.frameErrors,
+	f.MustRegister(m.open, m.waiting, m.total, m.ends, m.carriersOpen, m.carriersTotal, bytes,
+		m.handshakeFailures, m.dialFailures, m.admissionFailures, m.transferFailures, m.frameErrors, m.carrierFailures,
 		m.handshakeSeconds, m.keyReloads, build)
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -179,19 +207,45 @@ func (m *Metrics) KeyReload(ok bool) {
 	}
 }
 
-// TransferError counts a connection that failed after its handshake.
-func (m *Metrics) TransferError(err error) {
+// AdmissionError counts a connection turned away at a limit.
+func (m *Metrics) AdmissionError(err error) {
+	m.admissionFailures.WithLabelValues(m.classify(err)).Inc()
+}
+
+// Waiting counts connections beginning (+1) or ending (-1) a wait for a
+// place.
+func (m *Metrics) Waiting(delta int) { m.waiting.Add(float64(delta)) }
+
+// Ended counts a connection that ended without failing, by how.
+func (m *Metrics) Ended(how string) { m.ends.WithLabelValues(how).Inc() }
+
+// CarrierFailed counts a carrier that ended in an error (a frame the
+// protocol rejected is a frame error too).
+func (m *Metrics) CarrierFailed(err error) { m.failedAfterHandshake(m.carrierFailures, err) }
+
+// TransferError counts a connection that failed after its handshake (a
+// frame the protocol rejected is a frame error too).
+func (m *Metrics) TransferError(err error) { m.failedAfterHandshake(m.transferFailures, err) }
+
+// failedAfterHandshake counts err in vec by its reason, and in the frame
+// errors if the protocol rejected a frame.
+func (m *Metrics) failedAfterHandshake(vec *prometheus.CounterVec, err error) {
 	reason := m.classify(err)
-	m.transferFailures.WithLabelValues(reason).Inc()
+	vec.WithLabelValues(reason).Inc()
 	if m.isFrameError(err) {
 		m.frameErrors.WithLabelValues(reason).Inc()
 	}
 }
 
-// Serve serves /metrics on ln until ctx is done.
-func (m *Metrics) Serve(ctx context.Context, ln net.Listener, log *slog.Logger) error {
+// Serve serves /metrics and /healthz on ln until ctx is done. /healthz
+// answers 200 "ok" until draining is closed (nil: never), then 503
+// "shutting down", so a load balancer probing it stops sending new
+// connections while the open ones finish; ctx should therefore outlive
+// the shutdown.
+func (m *Metrics) Serve(ctx context.Context, ln net.Listener, log *slog.Logger, draining <-chan struct{}) error {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { health(w, draining) })
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	stop := context.AfterFunc(ctx, func() { srv.Close() })
 	defer stop()
@@ -203,4 +257,17 @@ func (m *Metrics) Serve(ctx context.Context, ln net.Listener, log *slog.Logger) 
 		log.Error("metrics server failed", "err", err)
 	}
 	return err
+}
+
+// health answers a health check (GET or HEAD /healthz).
+func health(w http.ResponseWriter, draining <-chan struct{}) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	select {
+	case <-draining:
+		w.WriteHeader(http.StatusServiceUnavailable)
+		io.WriteString(w, "shutting down\n")
+	default:
+		io.WriteString(w, "ok\n")
+	}
 }

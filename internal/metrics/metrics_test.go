@@ -38,8 +38,11 @@ func newTest() *Metrics {
 		Reasons: Reasons{
 			Handshake: []string{"auth", "timeout"},
 			Dial:      []string{"refused"},
-			Transfer:  []string{"tampered", "reset"},
+			Admission: []string{"limit"},
+			Transfer:  []string{"tampered", "idle"},
 			Frame:     []string{"tampered"},
+			Carrier:   []string{"mux_protocol"},
+			Ends:      []string{"closed", "reset"},
 		},
 		Build: map[string]string{"version": "v1.2.3", "revision": "abc"},
 	})
@@ -54,8 +57,13 @@ func TestFailureSeriesStartAtZero(t *testing.T) {
 		`spipe_handshake_failures_total{mode="listen",reason="timeout"}`,
 		`spipe_dial_failures_total{mode="listen",reason="refused"}`,
 		`spipe_transfer_failures_total{mode="listen",reason="tampered"}`,
-		`spipe_transfer_failures_total{mode="listen",reason="reset"}`,
+		`spipe_transfer_failures_total{mode="listen",reason="idle"}`,
 		`spipe_frame_errors_total{mode="listen",reason="tampered"}`,
+		`spipe_admission_failures_total{mode="listen",reason="limit"}`,
+		`spipe_carrier_failures_total{mode="listen",reason="mux_protocol"}`,
+		`spipe_connection_ends_total{how="closed",mode="listen"}`,
+		`spipe_connection_ends_total{how="reset",mode="listen"}`,
+		`spipe_connections_waiting{mode="listen"}`,
 		`spipe_key_reloads_total{mode="listen",result="success"}`,
 		`spipe_key_reloads_total{mode="listen",result="failure"}`,
 	} {
@@ -131,6 +139,30 @@ func TestTransferErrorsAndFrameErrors(t *testing.T) {
 	assert.NotContains(t, body, `spipe_frame_errors_total{mode="listen",reason="refused"}`)
 }
 
+// TestEndsApartFromFailures: an end is counted by how, in its own
+// series, and touches no failure series; waiting connections are a gauge;
+// a limit and a carrier failure have series of their own (a carrier's
+// rejected frame is a frame error too).
+func TestEndsApartFromFailures(t *testing.T) {
+	m := newTest()
+	m.Ended("reset")
+	m.Ended("reset")
+	m.Ended("closed")
+	m.Waiting(1)
+	m.Waiting(1)
+	m.Waiting(-1)
+	m.AdmissionError(errRefused)
+	m.CarrierFailed(errTampered)
+	body := gather(t, m)
+	assertSeries(t, body, `spipe_connection_ends_total{how="reset",mode="listen"}`, "2")
+	assertSeries(t, body, `spipe_connection_ends_total{how="closed",mode="listen"}`, "1")
+	assertSeries(t, body, `spipe_connections_waiting{mode="listen"}`, "1")
+	assertSeries(t, body, `spipe_admission_failures_total{mode="listen",reason="refused"}`, "1")
+	assertSeries(t, body, `spipe_carrier_failures_total{mode="listen",reason="tampered"}`, "1")
+	assertSeries(t, body, `spipe_transfer_failures_total{mode="listen",reason="tampered"}`, "0")
+	assertSeries(t, body, `spipe_frame_errors_total{mode="listen",reason="tampered"}`, "1")
+}
+
 // assertSeries checks that the scrape has the series with the value.
 func assertSeries(t *testing.T, body, series, value string) {
 	t.Helper()
@@ -154,7 +186,7 @@ func gather(t *testing.T, m *Metrics) string {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- m.Serve(ctx, ln, nil) }()
+	go func() { served <- m.Serve(ctx, ln, nil, nil) }()
 	defer func() {
 		cancel()
 		assert.NoError(t, <-served, "Serve after its context ended")
@@ -202,7 +234,7 @@ func TestServeReportsListenerFailure(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	ln.Close()
-	assert.Error(t, newTest().Serve(context.Background(), ln, nil))
+	assert.Error(t, newTest().Serve(context.Background(), ln, nil, nil))
 }
 
 func TestMetricsAreIndependent(t *testing.T) {
@@ -212,4 +244,45 @@ func TestMetricsAreIndependent(t *testing.T) {
 	a.ConnOpened()
 	assertSeries(t, gather(t, a), `spipe_connections_total{mode="listen"}`, "1")
 	assertSeries(t, gather(t, b), `spipe_connections_total{mode="listen"}`, "0")
+}
+
+// TestHealthz: 200 until the service drains, 503 from then on; GET and
+// HEAD only, never cached; other paths stay 404.
+func TestHealthz(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	draining := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- newTest().Serve(ctx, ln, nil, draining) }()
+	defer func() { cancel(); assert.NoError(t, <-served) }()
+	base := "http://" + ln.Addr().String()
+	get := func(method, path string) (int, string, http.Header) {
+		req, err := http.NewRequest(method, base+path, nil)
+		require.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(b), resp.Header
+	}
+	code, body, h := get("GET", "/healthz")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Equal(t, "ok\n", body)
+	assert.Equal(t, "no-store", h.Get("Cache-Control"))
+	code, body, _ = get("HEAD", "/healthz")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Empty(t, body)
+	code, _, _ = get("POST", "/healthz")
+	assert.Equal(t, http.StatusMethodNotAllowed, code)
+	code, _, _ = get("GET", "/")
+	assert.Equal(t, http.StatusNotFound, code)
+
+	close(draining)
+	code, body, _ = get("GET", "/healthz")
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.Equal(t, "shutting down\n", body)
+	code, _, _ = get("GET", "/metrics")
+	assert.Equal(t, http.StatusOK, code, "metrics are still served while draining")
 }

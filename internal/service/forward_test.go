@@ -7,8 +7,10 @@ import (
 	"encoding/hex"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"syscall"
 	"testing"
@@ -19,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/spipe-dev/spipe/internal/service"
+	"github.com/spipe-dev/spipe/internal/tcprelay"
 	"github.com/spipe-dev/spipe/internal/testutil/pipetest"
 	"github.com/spipe-dev/spipe/pkg/aead"
 )
@@ -249,6 +252,71 @@ func TestProxyProtocol(t *testing.T) {
 	// a loopback address with a real port.
 	assert.True(t, src.IP.IsLoopback())
 	assert.NotZero(t, src.Port)
+}
+
+// sendProxyV2 is a load balancer as HAProxy's send-proxy-v2 makes one:
+// it relays each connection to backend from 127.0.0.3, after a PROXY v2
+// header naming the client's address and the one it reached.
+func sendProxyV2(t *testing.T, backend string) string {
+	t.Helper()
+	lb, err := tcprelay.Serve("127.0.0.1:0", func(s *tcprelay.Server, _ int, c *net.TCPConn) {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 3)}}
+		b, err := d.Dial("tcp", backend)
+		if err != nil {
+			return
+		}
+		defer s.Track(b)()
+		defer b.Close()
+		if _, err := proxyproto.HeaderProxyFromAddrs(2, c.RemoteAddr(), c.LocalAddr()).WriteTo(b); err != nil {
+			return
+		}
+		go func() { io.Copy(b, c); b.(*net.TCPConn).CloseWrite() }()
+		io.Copy(c, b)
+		c.CloseWrite()
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { lb.Close() })
+	return lb.Addr()
+}
+
+// TestAcceptProxyFrom: behind a balancer that sends PROXY headers, with
+// its address trusted, the listener names the client (here connect's
+// outgoing address, 127.0.0.2) in its access log and in its own PROXY
+// header to the target; the balancer's address, 127.0.0.3, appears
+// nowhere but in the debug line of the header.
+func TestAcceptProxyFrom(t *testing.T) {
+	key := pipetest.KeyFile(t)
+	sources := make(chan string, 1)
+	tg := pipetest.NewTarget(t, func(c net.Conn) {
+		r := bufio.NewReader(c)
+		h, err := proxyproto.Read(r)
+		if err != nil {
+			sources <- "no PROXY header: " + err.Error()
+			return
+		}
+		sources <- h.SourceAddr.String()
+		io.Copy(c, r)
+		c.(*net.TCPConn).CloseWrite()
+	})
+	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", tg.Addr, key, func(o *service.Options) {
+		o.AcceptProxyFrom = []netip.Prefix{netip.MustParsePrefix("127.0.0.3/32")}
+		o.ProxyProtocol, o.AccessLog = true, true
+	})
+	connect := pipetest.Start(t, service.Connect, "127.0.0.1:0", sendProxyV2(t, listen.Addr), key, func(o *service.Options) {
+		o.BindSource = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}
+	})
+	assert.Equal(t, []byte("via a balancer"), pipetest.RoundTrip(t, pipetest.Dial(t, connect.Addr), []byte("via a balancer")))
+	src := <-sources
+	assert.Regexp(t, `^127\.0\.0\.2:\d+$`, src)
+	listen.Log.Wait(t, `level=INFO msg="connection closed" peer=`+regexp.QuoteMeta(src)+` key=`, nil)
+	listen.Log.Wait(t, `msg=serving .*accept_proxy_from=\[127\.0\.0\.3/32\]`, nil)
+	assert.Equal(t, 1, listen.Log.Count("127.0.0.3:"), "only the header's debug line names the balancer:\n%s", listen.Log.String())
+
+	// A client straight to the listener, from an address it does not
+	// trust, is served without a header.
+	direct := pipetest.Start(t, service.Connect, "127.0.0.1:0", listen.Addr, key, nil)
+	assert.Equal(t, []byte("direct"), pipetest.RoundTrip(t, pipetest.Dial(t, direct.Addr), []byte("direct")))
+	assert.Regexp(t, `^127\.0\.0\.1:\d+$`, <-sources)
 }
 
 // TestUnixSocketLifecycle: a socket left by a process that died is

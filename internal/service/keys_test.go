@@ -77,3 +77,18 @@ func TestKeyFilePermissionWarning(t *testing.T) {
 	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", tg.Addr, key, nil)
 	listen.Log.Wait(t, `level=WARN msg="key file is accessible by others; chmod 600 it" file=\S+ mode=0644`, nil)
 }
+
+// TestShortKeyFile: a key file shorter than 32 bytes, which spiped takes
+// (a 29-byte pass.key), works unchanged at both ends, with the weak-key
+// warning at start-up.
+func TestShortKeyFile(t *testing.T) {
+	key := filepath.Join(t.TempDir(), "pass.key")
+	require.NoError(t, os.WriteFile(key, pipetest.RandomBytes(29), 0o600))
+	tg := pipetest.EchoTarget(t)
+	listen, connect := pipetest.Pair(t, tg.Addr, key, nil)
+	msg := []byte("through a 29-byte key")
+	assert.Equal(t, msg, pipetest.RoundTrip(t, pipetest.Dial(t, connect.Addr), msg))
+	for _, s := range []*pipetest.Service{listen, connect} {
+		assert.Equal(t, 1, s.Log.Count("level=WARN", "does not look like a key", "fewer than 32 bytes"), s.Log.String())
+	}
+}

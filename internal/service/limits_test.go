@@ -32,7 +32,7 @@ func TestMaxConns(t *testing.T) {
 	require.NoError(t, err)
 	// The second connection waits where it first meets the limit: in
 	// connect, which is limited too.
-	connect.Log.Wait(t, `level=WARN msg="connection limit reached; new connections wait" max_conns=1`, nil)
+	connect.Log.Wait(t, `level=WARN msg="connection limit reached; new connections wait for a place, and are reset if none comes free in time" max_conns=1 max_wait=10s`, nil)
 	pipetest.RequireNoAnswer(t, second, "second connection served while the first held the only slot")
 	assert.Equal(t, int32(1), tg.Accepts.Load())
 

@@ -253,7 +253,7 @@ func TestMuxMaxConnsCountsStreams(t *testing.T) {
 	second := pipetest.Dial(t, connect.Addr)
 	_, err = second.Write([]byte("2"))
 	require.NoError(t, err)
-	listen.Log.Wait(t, `level=WARN msg="connection limit reached; new connections wait" max_conns=1`, nil)
+	listen.Log.Wait(t, `level=WARN msg="connection limit reached; new connections wait for a place, and are reset if none comes free in time" max_conns=1 max_wait=10s`, nil)
 	pipetest.RequireNoAnswer(t, second, "second stream served while the first held the only place")
 	first.Close()
 	pipetest.RequireAnswer(t, second, "2", "second stream not served after the first ended")
@@ -312,7 +312,7 @@ func TestMuxStdio(t *testing.T) {
 	})
 	require.NoError(t, c.Wait(t, 30*time.Second))
 	assert.True(t, bytes.Equal(msg, out.Bytes()), "stdout differs from stdin (%d of %d bytes)", out.Len(), len(msg))
-	listen.Log.Wait(t, `msg="connection closed" .* reason=ok`, nil)
+	listen.Log.Wait(t, `msg="connection closed" .* end=closed`, nil)
 	listen.Log.Wait(t, `msg="carrier closed"`, nil)
 }
 

@@ -2,10 +2,12 @@ package service_test
 
 import (
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 
 	"github.com/spipe-dev/spipe/internal/buildinfo"
 	"github.com/spipe-dev/spipe/internal/service"
+	"github.com/spipe-dev/spipe/internal/testutil"
 	"github.com/spipe-dev/spipe/internal/testutil/pipetest"
 	"github.com/spipe-dev/spipe/pkg/spipe"
 )
@@ -158,6 +161,39 @@ func TestMetricsFromStartUp(t *testing.T) {
 	}, 10*time.Second, 20*time.Millisecond)
 }
 
+// TestREADMESeriesExported: every series and label the README's table of
+// ends and failures names is on the metrics page from start-up, at zero,
+// and every end and failure series on it is in the table (the engine's
+// test checks the table's reasons and levels).
+func TestREADMESeriesExported(t *testing.T) {
+	key := pipetest.KeyFile(t)
+	for _, mode := range []service.Mode{service.Listen, service.Connect} {
+		s := pipetest.Start(t, mode, "127.0.0.1:0", pipetest.FreeAddr(t), key, pipetest.WithMetrics)
+		exported := map[string]bool{}
+		for line := range strings.SplitSeq(pipetest.Scrape(t, s.MetricsAddr()), "\n") {
+			name, labels, ok := strings.Cut(line, "{")
+			if ok && (name == "spipe_connection_ends_total" || strings.HasSuffix(name, "_failures_total") || name == "spipe_frame_errors_total") {
+				assert.True(t, strings.HasSuffix(labels, "} 0"), "not zero at start-up: %s", line)
+				label := regexp.MustCompile(`(?:how|reason)="([^"]*)"`).FindStringSubmatch(labels)
+				require.NotNil(t, label, line)
+				exported[name+" "+label[1]] = true
+			}
+		}
+		listed := map[string]bool{}
+		for _, row := range testutil.MarkdownTable(t, "../../README.md", "TestREADMEReasonTable") {
+			for series := range strings.SplitSeq(row[0], ", ") {
+				listed[series+" "+row[1]] = true
+			}
+		}
+		for k := range listed {
+			assert.True(t, exported[k], "%v: the README lists %q, the metrics have no such series", mode, k)
+		}
+		for k := range exported {
+			assert.True(t, listed[k], "%v: the metrics export %q, the README does not list it", mode, k)
+		}
+	}
+}
+
 // TestRefusedClientListsCauses: a connect whose handshake the server ends
 // cannot know why, so its line lists the likely causes.
 func TestRefusedClientListsCauses(t *testing.T) {
@@ -190,4 +226,42 @@ func TestPidfileLocked(t *testing.T) {
 	opts.PidFile = filepath.Join(t.TempDir(), "gone", "spipe.pid")
 	_, err = pipetest.StartOptions(t, opts)
 	assert.EqualError(t, err, "pidfile "+opts.PidFile+": directory "+filepath.Dir(opts.PidFile)+" does not exist")
+}
+
+// healthz returns the status of GET /healthz at addr, 0 if nothing
+// answers.
+func healthz(addr string) int {
+	resp, err := http.Get("http://" + addr + "/healthz")
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestHealthzThroughShutdown: /healthz answers 200 while the service
+// accepts; from the moment its shutdown starts, 503, for as long as open
+// connections take to finish; then the address closes with the service.
+// Listen and connect answer alike.
+func TestHealthzThroughShutdown(t *testing.T) {
+	key := pipetest.KeyFile(t)
+	for _, mode := range []service.Mode{service.Listen, service.Connect} {
+		t.Run(mode.String(), func(t *testing.T) {
+			tg, release := pipetest.HeldEchoTarget(t)
+			listen, connect := pipetest.Pair(t, tg.Addr, key, func(o *service.Options) {
+				pipetest.WithMetrics(o)
+				o.ShutdownTimeout = 10 * time.Second
+			})
+			svc := map[service.Mode]*pipetest.Service{service.Listen: listen, service.Connect: connect}[mode]
+			assert.Equal(t, http.StatusOK, healthz(svc.MetricsAddr()))
+			tr := pipetest.StartTransfer(t, connect.Addr, tg, 1000)
+			svc.Shutdown()
+			svc.Log.Wait(t, "shutting down: waiting for open connections", nil)
+			assert.Equal(t, http.StatusServiceUnavailable, healthz(svc.MetricsAddr()))
+			release()
+			assert.Equal(t, tr.Sent, <-tr.Got, "the open connection was cut")
+			require.NoError(t, svc.Wait(t, 10*time.Second))
+			assert.Zero(t, healthz(svc.MetricsAddr()), "the health address outlived the service")
+		})
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"net"
+	"net/netip"
 	"slices"
 	"time"
 
@@ -60,7 +61,10 @@ type Options struct {
 	RequireForwardSecrecy bool
 	PadTo                 int
 
-	MaxConns         int // 0: no limit (spiped's -n 0)
+	MaxConns int // 0: no limit (spiped's -n 0)
+	// MaxConnsWait is how long a connection (or stream) may wait for one
+	// of the MaxConns places before it is reset; 0: it is reset at once.
+	MaxConnsWait     time.Duration
 	MaxPending       int // 0: the engine's default
 	HandshakeTimeout time.Duration
 	IdleTimeout      time.Duration
@@ -73,6 +77,10 @@ type Options struct {
 	// MaxPendingPerSource caps a source's handshakes in progress (see
 	// engine.Forwarder); 0: the engine's default.
 	MaxPendingPerSource int
+	// AcceptProxyFrom (listen only) lists the load balancers' networks
+	// whose connections begin with a PROXY header naming the client
+	// (engine.Forwarder.AcceptProxyFrom).
+	AcceptProxyFrom []netip.Prefix
 
 	// Mux (connect only) carries every connection as a stream of one of
 	// MuxCarriers carriers kept open to the listener.
@@ -130,6 +138,9 @@ func (o *Options) Validate() error {
 	if o.MaxConns < 0 {
 		return fmt.Errorf("--max-conns %d: want 0 (no limit) or more", o.MaxConns)
 	}
+	if o.MaxConnsWait < 0 {
+		return fmt.Errorf("--max-conns-wait %v: must not be negative (0: no wait)", o.MaxConnsWait)
+	}
 	if o.MaxPending < 0 {
 		return fmt.Errorf("--max-pending %d: must not be negative", o.MaxPending)
 	}
@@ -144,6 +155,9 @@ func (o *Options) Validate() error {
 	}
 	if o.ShutdownTimeout < 0 {
 		return fmt.Errorf("--shutdown-timeout %v: must not be negative", o.ShutdownTimeout)
+	}
+	if o.Mode == Connect && len(o.AcceptProxyFrom) > 0 {
+		return errors.New("--accept-proxy-from is for listen: connect's clients are local")
 	}
 	if o.Mode == Listen && (o.Mux || o.MuxCarriers != 0) {
 		return errors.New("--mux and --mux-carriers are for connect: listen serves multiplexed clients without them")

@@ -1,6 +1,7 @@
 package service_test
 
 import (
+	"net/netip"
 	"testing"
 	"time"
 
@@ -50,6 +51,8 @@ func TestValidate(t *testing.T) {
 		{"negative idle", listen, func(o *service.Options) { o.IdleTimeout = -time.Second }, "--idle-timeout -1s: must not be negative"},
 		{"negative grace", listen, func(o *service.Options) { o.ShutdownTimeout = -time.Second }, "--shutdown-timeout -1s: must not be negative"},
 		{"metrics on a socket path", listen, func(o *service.Options) { o.MetricsAddr = &unix }, `--metrics "/run/spipe.sock": want host:port`},
+		{"accept proxy from on connect", connect, func(o *service.Options) { o.AcceptProxyFrom = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")} },
+			"--accept-proxy-from is for listen: connect's clients are local"},
 		{"mux on listen", listen, func(o *service.Options) { o.Mux = true }, "--mux and --mux-carriers are for connect: listen serves multiplexed clients without them"},
 		{"carriers without mux", connect, func(o *service.Options) { o.MuxCarriers = 2 }, "--mux-carriers needs --mux"},
 		{"too many carriers", connect, func(o *service.Options) { o.Mux, o.MuxCarriers = true, 65 }, "--mux-carriers 65: want 1 to 64"},

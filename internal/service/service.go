@@ -113,7 +113,14 @@ func (s *Service) Run(ctx context.Context, reload <-chan os.Signal) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if s.metLn != nil {
-		go s.metrics.Serve(runCtx, s.metLn, s.log)
+		// The metrics address outlives ctx, until Run returns: through
+		// the shutdown, /healthz answers 503 while open connections
+		// finish, so a load balancer sends new ones elsewhere.
+		srvCtx, stopSrv := context.WithCancel(context.WithoutCancel(ctx))
+		served := make(chan struct{})
+		go func() { s.metrics.Serve(srvCtx, s.metLn, s.log, ctx.Done()); close(served) }()
+		// Stopped, before s.close closes its socket under it.
+		defer func() { stopSrv(); <-served }()
 	}
 	if s.ln == nil {
 		go s.ignore(runCtx, reload)
@@ -126,6 +133,9 @@ func (s *Service) Run(ctx context.Context, reload <-chan os.Signal) error {
 	attrs := []any{"mode", s.opts.Mode.String(), "source", s.ln.Addr().String(), "target", s.opts.Target.String()}
 	if s.metLn != nil {
 		attrs = append(attrs, "metrics", "http://"+s.metLn.Addr().String()+"/metrics")
+	}
+	if len(s.opts.AcceptProxyFrom) > 0 {
+		attrs = append(attrs, "accept_proxy_from", fmt.Sprint(s.opts.AcceptProxyFrom))
 	}
 	s.log.Info("serving", append(attrs, "keys", len(s.keys.Load().config.Keys))...)
 	if err := s.fwd.Serve(ctx, s.ln); err != nil {
@@ -186,18 +196,26 @@ func (s *Service) forwarder() *engine.Forwarder {
 		NoKeepAlive: s.opts.NoKeepAlive,
 		ProxyHeader: s.opts.ProxyProtocol,
 	}
+	// The engine's convention: its zero means its default, a negative
+	// value none (no limit, no wait).
 	maxConns := s.opts.MaxConns
 	if maxConns == 0 {
-		maxConns = -1 // no limit: the engine's convention (its zero means its default)
+		maxConns = -1
+	}
+	maxConnsWait := s.opts.MaxConnsWait
+	if maxConnsWait == 0 {
+		maxConnsWait = -1
 	}
 	f := &engine.Forwarder{
 		Dial:                td.Dial,
 		HandshakeTimeout:    s.opts.HandshakeTimeout,
 		IdleTimeout:         s.opts.IdleTimeout,
 		MaxConns:            maxConns,
+		MaxConnsWait:        maxConnsWait,
 		MaxPending:          s.opts.MaxPending,
 		MaxPendingPerSource: s.opts.MaxPendingPerSource,
 		ShutdownTimeout:     s.opts.ShutdownTimeout,
+		AcceptProxyFrom:     s.opts.AcceptProxyFrom,
 		Log:                 s.log,
 		AccessLog:           s.opts.AccessLog,
 	}

@@ -152,11 +152,14 @@ func (c *Config) settings() (*settings, error) {
 		multiplex:        c.Multiplex,
 	}
 	if len(s.keys) == 0 {
-		return nil, errors.New("Config has no key")
+		return nil, fmt.Errorf("%w: it has none", ErrInvalidKey)
 	}
-	for _, k := range s.keys {
-		if k == nil {
-			return nil, errors.New("Config has a nil key")
+	for i, k := range s.keys {
+		switch {
+		case k == nil:
+			return nil, fmt.Errorf("%w: Keys[%d] is nil", ErrInvalidKey, i)
+		case k.zero():
+			return nil, fmt.Errorf("%w: Keys[%d] is the zero value", ErrInvalidKey, i)
 		}
 	}
 	if len(s.context) > maxContext {

@@ -68,6 +68,12 @@ var (
 	ErrCounterExhausted = errors.New("frame counter exhausted")
 )
 
+// ErrInvalidKey: a Config holds no key, or a nil or zero-value Key (one
+// not made by NewKey or LoadKeyFile, which would work as an all-zero key
+// at both ends). Validate returns it wrapped, and so do Dial, Listen and
+// a Conn's first Handshake, Read or Write with such a Config.
+var ErrInvalidKey = errors.New("Config needs keys made by NewKey or LoadKeyFile")
+
 // errWriteClosed is returned by Write, ReadFrom and SendKeepalive after
 // CloseWrite: a caller's bug, not a condition to branch on.
 var errWriteClosed = errors.New("spipe: write after CloseWrite")

@@ -26,7 +26,7 @@ var keyholderIPSK = importKey(&keyholderPSK, "")
 // helloSeeds are valid hello bodies of type typ, with and without an
 // ephemeral key.
 func helloSeeds(f *testing.F, typ byte) {
-	s, _ := (&Config{Keys: []*Key{{}}}).settings()
+	s, _ := (&Config{Keys: []*Key{{psk: [32]byte{1}}}}).settings()
 	for _, eph := range []bool{false, true} {
 		h, _, err := newHello(typ, s, eph)
 		if err != nil {
@@ -205,7 +205,7 @@ func FuzzFrameReaderKeyholder(f *testing.F) {
 			b.Write(stream)
 			b.Close()
 		}()
-		c := Server(a, &Config{Keys: []*Key{{}}})
+		c := Server(a, &Config{Keys: []*Key{{psk: [32]byte{1}}}})
 		s, _ := c.config.settings()
 		if err := c.install(s, &handshakeResult{
 			suite: aead.ChaCha20Poly1305, sendLimit: s.maxPayload,

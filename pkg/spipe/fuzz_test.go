@@ -15,7 +15,7 @@ import (
 // re-encodes to the same body, except for a ClientHello's flag bits this
 // version does not define, which a server ignores (clears).
 func FuzzParseHello(f *testing.F) {
-	s, _ := (&Config{Keys: []*Key{{}}}).settings()
+	s, _ := (&Config{Keys: []*Key{{psk: [32]byte{1}}}}).settings()
 	for _, typ := range []byte{msgClientHello, msgServerHello} {
 		for _, eph := range []bool{false, true} {
 			h, _, err := newHello(typ, s, eph)
@@ -107,7 +107,7 @@ func FuzzFrameReader(f *testing.F) {
 			b.Write(input)
 			b.Close()
 		}()
-		c := Server(a, &Config{Keys: []*Key{{}}})
+		c := Server(a, &Config{Keys: []*Key{{psk: [32]byte{1}}}})
 		s, _ := c.config.settings()
 		if err := c.install(s, &handshakeResult{
 			suite: aead.ChaCha20Poly1305, sendLimit: s.maxPayload,

@@ -3,6 +3,7 @@ package spipe
 import (
 	"crypto/sha256"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,10 +21,18 @@ func TestNewKeyHashesMaterialLikeSpiped(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, sha256.Sum256(material), k.psk)
 
-	_, err = NewKey(make([]byte, MinKeyMaterial-1))
-	assert.ErrorIs(t, err, ErrShortKey)
-	_, err = NewKey(make([]byte, MinKeyMaterial))
-	assert.NoError(t, err)
+	// Any non-empty material is a key, as with spiped: a 29-byte file
+	// that spiped uses works unchanged.
+	for _, n := range []int{1, 29, 32} {
+		material := make([]byte, n)
+		k, err := NewKey(material)
+		require.NoError(t, err, n)
+		assert.Equal(t, sha256.Sum256(material), k.psk, n)
+	}
+	_, err = NewKey(nil)
+	assert.ErrorIs(t, err, ErrEmptyKey)
+	_, err = NewKey([]byte{})
+	assert.ErrorIs(t, err, ErrEmptyKey)
 }
 
 func TestLoadKeyFile(t *testing.T) {
@@ -38,10 +47,16 @@ func TestLoadKeyFile(t *testing.T) {
 	assert.Equal(t, want.psk, k.psk)
 
 	short := filepath.Join(dir, "short")
-	require.NoError(t, os.WriteFile(short, []byte("too short"), 0o600))
-	_, err = LoadKeyFile(short)
-	assert.ErrorIs(t, err, ErrShortKey)
-	assert.Contains(t, err.Error(), short)
+	require.NoError(t, os.WriteFile(short, []byte("29 bytes, as spiped took it\n"), 0o600))
+	k, err = LoadKeyFile(short)
+	require.NoError(t, err)
+	assert.Equal(t, sha256.Sum256([]byte("29 bytes, as spiped took it\n")), k.psk)
+
+	empty := filepath.Join(dir, "empty")
+	require.NoError(t, os.WriteFile(empty, nil, 0o600))
+	_, err = LoadKeyFile(empty)
+	assert.ErrorIs(t, err, ErrEmptyKey)
+	assert.Contains(t, err.Error(), empty)
 
 	_, err = LoadKeyFile(filepath.Join(dir, "missing"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
@@ -95,4 +110,29 @@ func TestConfigValidate(t *testing.T) {
 		assert.Error(t, cfg.Validate(), name)
 	}
 	assert.NoError(t, (&Config{Keys: []*Key{k}}).Validate())
+}
+
+// TestConfigRefusesKeysNotMadeByNewKey: a Config with no key, a nil key
+// or a zero-value Key (which would work as an all-zero key at both ends)
+// fails Validate, Dial and the handshake with ErrInvalidKey, wherever
+// the bad key sits in the list.
+func TestConfigRefusesKeysNotMadeByNewKey(t *testing.T) {
+	k := newTestKey(t)
+	for name, keys := range map[string][]*Key{
+		"no key":              nil,
+		"nil key":             {nil},
+		"zero-value key":      {{}},
+		"new(Key)":            {new(Key)},
+		"zero key after good": {k, {}},
+	} {
+		cfg := &Config{Keys: keys}
+		assert.ErrorIs(t, cfg.Validate(), ErrInvalidKey, name)
+		_, err := Dial("tcp", "127.0.0.1:1", cfg)
+		assert.ErrorIs(t, err, ErrInvalidKey, name)
+		client, server := net.Pipe()
+		assert.ErrorIs(t, Client(client, cfg).Handshake(), ErrInvalidKey, name)
+		client.Close()
+		server.Close()
+	}
+	assert.NoError(t, (&Config{Keys: []*Key{k, newTestKey(t)}}).Validate())
 }

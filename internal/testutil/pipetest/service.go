@@ -57,7 +57,7 @@ func Options(t testing.TB, mode service.Mode, source, target, key string) servic
 	t.Helper()
 	opts := service.Options{
 		Mode: mode, KeyFiles: []string{key},
-		MaxConns: 100, HandshakeTimeout: 5 * time.Second, ShutdownTimeout: time.Second,
+		MaxConns: 100, MaxConnsWait: 10 * time.Second, HandshakeTimeout: 5 * time.Second, ShutdownTimeout: time.Second,
 	}
 	if source != "" {
 		src, err := engine.ParseAddr(source)
