@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/spipe-dev/spipe/internal/testutil"
 	"github.com/spipe-dev/spipe/internal/testutil/spec"
 	"github.com/spipe-dev/spipe/pkg/aead"
 	"github.com/spipe-dev/spipe/pkg/spipe"
@@ -148,26 +149,6 @@ func TestVectorsCoverTheMatrix(t *testing.T) {
 	}
 }
 
-// recordingConn keeps a copy of everything written to it.
-type recordingConn struct {
-	net.Conn
-	mu      sync.Mutex
-	written []byte
-}
-
-func (r *recordingConn) Write(p []byte) (int, error) {
-	r.mu.Lock()
-	r.written = append(r.written, p...)
-	r.mu.Unlock()
-	return r.Conn.Write(p)
-}
-
-func (r *recordingConn) bytes() []byte {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]byte(nil), r.written...)
-}
-
 // endConfig is the Config of one end of a published session, drawing its
 // randomness from the recorded nonce and ephemeral key.
 func endConfig(t *testing.T, se spec.Session, e spec.EndInputs) *spipe.Config {
@@ -195,7 +176,7 @@ func TestImplementationMatchesVectors(t *testing.T) {
 				continue
 			}
 			a, b := net.Pipe()
-			ca, cb := &recordingConn{Conn: a}, &recordingConn{Conn: b}
+			ca, cb := &testutil.RecordingConn{Conn: a}, &testutil.RecordingConn{Conn: b}
 			cli := spipe.Client(ca, endConfig(t, se, se.Client))
 			srv := spipe.Server(cb, endConfig(t, se, se.Server))
 			var wg sync.WaitGroup
@@ -241,8 +222,8 @@ func TestImplementationMatchesVectors(t *testing.T) {
 					dataS2C = append(dataS2C, f.Data...)
 				}
 			}
-			assert.Equal(t, hex.EncodeToString(wantC2S), hex.EncodeToString(ca.bytes()), "%s: client to server", se.Name)
-			assert.Equal(t, hex.EncodeToString(wantS2C), hex.EncodeToString(cb.bytes()), "%s: server to client", se.Name)
+			assert.Equal(t, hex.EncodeToString(wantC2S), hex.EncodeToString(ca.Bytes()), "%s: client to server", se.Name)
+			assert.Equal(t, hex.EncodeToString(wantS2C), hex.EncodeToString(cb.Bytes()), "%s: server to client", se.Name)
 			assert.Equal(t, dataC2S, got[0], se.Name)
 			assert.Equal(t, dataS2C, got[1], se.Name)
 			st := cli.ConnectionState()

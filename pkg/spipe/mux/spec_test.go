@@ -10,13 +10,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/spipe-dev/spipe/internal/testutil"
 	"github.com/spipe-dev/spipe/internal/testutil/spec"
 	"github.com/spipe-dev/spipe/pkg/aead"
 	"github.com/spipe-dev/spipe/pkg/spipe"
@@ -51,7 +51,7 @@ func TestImplementationMatchesVectors(t *testing.T) {
 
 func playMuxSession(t *testing.T, se spec.Session) {
 	a, b := net.Pipe()
-	ca, cb := &recorder{Conn: a}, &recorder{Conn: b}
+	ca, cb := &testutil.RecordingConn{Conn: a}, &testutil.RecordingConn{Conn: b}
 	noPings := &Config{KeepAlive: -1}
 	var srv *Session
 	var serr error
@@ -134,8 +134,8 @@ func playMuxSession(t *testing.T, se spec.Session) {
 			wantS2C = append(wantS2C, f.Frame...)
 		}
 	}
-	assert.Equal(t, hex.EncodeToString(wantC2S), hex.EncodeToString(ca.bytes()), "client to server")
-	assert.Equal(t, hex.EncodeToString(wantS2C), hex.EncodeToString(cb.bytes()), "server to client")
+	assert.Equal(t, hex.EncodeToString(wantC2S), hex.EncodeToString(ca.Bytes()), "client to server")
+	assert.Equal(t, hex.EncodeToString(wantS2C), hex.EncodeToString(cb.Bytes()), "server to client")
 }
 
 // vectorConfig is the Config of one end of a published session, drawing
@@ -152,26 +152,6 @@ func vectorConfig(t *testing.T, se spec.Session, e spec.EndInputs) *spipe.Config
 	}
 	testhook.WithRand(c, bytes.NewReader(append(append([]byte(nil), e.Nonce...), e.EphemeralPrivate...)))
 	return c
-}
-
-// recorder keeps a copy of everything written to it.
-type recorder struct {
-	net.Conn
-	mu      sync.Mutex
-	written []byte
-}
-
-func (r *recorder) Write(p []byte) (int, error) {
-	r.mu.Lock()
-	r.written = append(r.written, p...)
-	r.mu.Unlock()
-	return r.Conn.Write(p)
-}
-
-func (r *recorder) bytes() []byte {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]byte(nil), r.written...)
 }
 
 func acceptWithin(t *testing.T, s *Session) net.Conn {
