@@ -55,7 +55,7 @@ func (a *allowance) ready() bool {
 // wait returns once a token is there (it is not spent), or ctx's error,
 // or, after maxWait, an error wrapping errLimit.
 func (a *allowance) wait(ctx context.Context, maxWait time.Duration) error {
-	deadline := time.Now().Add(maxWait)
+	deadline := a.now().Add(maxWait)
 	for {
 		a.mu.Lock()
 		a.refill()
@@ -65,7 +65,7 @@ func (a *allowance) wait(ctx context.Context, maxWait time.Duration) error {
 			return nil
 		}
 		refill := time.Duration(missing / a.rate * float64(time.Second))
-		if time.Now().Add(refill).After(deadline) {
+		if a.now().Add(refill).After(deadline) {
 			return fmt.Errorf("%w: the carrier's allowance for streams reset early is spent", errLimit)
 		}
 		t := time.NewTimer(refill)
