@@ -88,10 +88,11 @@ func (q *ring) head() []byte {
 	return buf[q.r:min(len(buf), q.r+q.n)]
 }
 
-// consume drops the first n bytes of the data, and gives the buffer back
-// once it is empty and no reader holds a piece of it.
+// consume drops the first n bytes of the data (all of it if there is
+// less: a reset may have discarded it under a pinned reader), and gives
+// the buffer back once it is empty and no reader holds a piece of it.
 func (q *ring) consume(n int) {
-	q.n -= n
+	q.n -= min(n, q.n)
 	if q.n == 0 {
 		q.r = 0
 		if !q.pinned {
