@@ -96,8 +96,8 @@ type sendWindow struct {
 
 func (w *sendWindow) init() { w.limit = MinStreamWindow }
 
-// room is how many data bytes one frame may carry now (0: none, not even
-// an empty frame's charge fits, or -1: only an empty one).
+// room is how many data bytes one frame may carry now: 0 when only an
+// empty frame's charge fits, -1 when not even that does.
 func (w *sendWindow) room() int {
 	avail := w.limit - w.spent
 	if avail < frameCharge {
