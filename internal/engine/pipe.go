@@ -58,22 +58,26 @@ func (f *Forwarder) pipe(ctx context.Context, in, out Conn, w *workers) (up, dow
 	}
 
 	// Each direction aborts both at once on its own error: the other one
-	// may be blocked in a Read that only the close ends.
+	// may be blocked in a Read that only the close ends. The direction
+	// from the accepted side runs here, the other on a worker: the client
+	// usually speaks first, so its first bytes are forwarded without
+	// waiting for a worker, and a stream's open goes out with them (a
+	// stream read from before it is written to is announced alone: see
+	// mux.Stream's WriteTo).
 	var shut [2]atomic.Bool // in's and out's write halves, shut by the other direction
-	upDone := make(chan struct{})
-	copyUp := func() {
-		defer close(upDone)
+	downDone := make(chan struct{})
+	w.run(func() {
+		defer close(downDone)
 		var err error
-		if up, err = f.copyHalf(out, in, true, idle, halves{src: &shut[0], dst: &shut[1]}); err != nil {
+		if down, err = f.copyHalf(in, out, false, idle, halves{src: &shut[1], dst: &shut[0]}); err != nil {
 			ab.abort(err)
 		}
+	})
+	var upErr error
+	if up, upErr = f.copyHalf(out, in, true, idle, halves{src: &shut[0], dst: &shut[1]}); upErr != nil {
+		ab.abort(upErr)
 	}
-	w.run(copyUp)
-	var downErr error
-	if down, downErr = f.copyHalf(in, out, false, idle, halves{src: &shut[1], dst: &shut[0]}); downErr != nil {
-		ab.abort(downErr)
-	}
-	<-upDone
+	<-downDone
 	in.Close()
 	out.Close()
 	return up, down, ab.err()
