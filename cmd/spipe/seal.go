@@ -245,9 +245,12 @@ A command line that makes no sense: an unknown flag, a bad value, both -k
 and --passphrase or neither.
 .TP
 .B %d
-Wrong key or passphrase: the file's header is intact but was sealed under
-another secret (or the other kind: a passphrase for a key file, or the
-reverse).
+Wrong key or passphrase: the file's header passes its checksum but does
+not verify under the secret given (or names the other kind: a passphrase
+for a key file, or the reverse). Either the file was sealed under another
+secret, or its header was altered on purpose: the checksum is not keyed,
+so it tells accidental damage (status %d) from a wrong secret, not an
+attacker's edit from one.
 .TP
 .B %d
 The input is not a spipe file (it does not start with the format's magic;
@@ -268,4 +271,4 @@ The -o file exists and --force was not given; nothing was written.
 .B %d
 The -o file's directory cannot be written (read-only, missing, or not
 permitted); nothing was written.
-`, exitWrongKey, exitNotSealed, exitVersion, exitDamaged, exitOutputExist, exitNotWritable)
+`, exitWrongKey, exitDamaged, exitNotSealed, exitVersion, exitDamaged, exitOutputExist, exitNotWritable)

@@ -24,8 +24,11 @@
 //     reordered, dropped, duplicated or taken from another file fails, with
 //     an error that says which ([ErrTampered], [ErrTruncated],
 //     [ErrTrailingData], in a [*ChunkError] naming the chunk). A wrong key
-//     ([ErrWrongKey]) is told from a damaged header ([ErrDamagedHeader])
-//     and from other files ([ErrNotSealed], [ErrUnsupportedVersion]).
+//     ([ErrWrongKey]) is told from accidental damage to the header
+//     ([ErrDamagedHeader]) and from other files ([ErrNotSealed],
+//     [ErrUnsupportedVersion]). The header's checksum is unkeyed: a header
+//     altered on purpose, its checksum recomputed, fails as ErrWrongKey
+//     under the right key too, and the error says so.
 //   - Every file has its own keys, derived from the secret and a random
 //     salt, so chunks are worthless in any other file; a file opens under
 //     exactly one secret.

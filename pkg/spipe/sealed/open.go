@@ -21,7 +21,9 @@ func openHeader(b []byte, s *Secret) (*Header, *chunkCipher, error) {
 		return nil, nil, fmt.Errorf("sealed: %w", err)
 	}
 	if !hmac.Equal(keys.headerMAC(b), b[offMAC:offChecksum]) {
-		return nil, nil, fmt.Errorf("sealed: %w", ErrWrongKey)
+		return nil, nil, fmt.Errorf("sealed: %w: the header does not verify under this %s: "+
+			"the file was sealed under another one, or its header was altered on purpose (the checksum only catches accidents)",
+			ErrWrongKey, s.kind())
 	}
 	c, err := newChunkCipher(h.Suite, keys.payload[:])
 	clear(keys.payload[:])

@@ -44,6 +44,14 @@ func Passphrase(passphrase []byte) (*Secret, error) {
 	return &Secret{passphrase: append([]byte(nil), passphrase...), name: "sealed.Passphrase"}, nil
 }
 
+// kind names the kind of secret, for messages.
+func (s *Secret) kind() string {
+	if s.isKey {
+		return "key"
+	}
+	return "passphrase"
+}
+
 // String returns the kind of secret and, for a key, its fingerprint. The
 // methods are on the value, so a Secret printed by value or by pointer,
 // with any verb, shows no more.
@@ -113,9 +121,11 @@ func (s *Secret) derive(h *Header, fields []byte) (*fileKeys, error) {
 		ikm = argon2.IDKey(s.passphrase, h.Salt[:], p.Time, p.MemoryKiB, p.Threads, 32)
 		defer clear(ikm)
 	case s.isKey:
-		return nil, fmt.Errorf("%w: the file is sealed with a passphrase, not a key", ErrWrongKey)
+		return nil, fmt.Errorf("%w: the header says the file is sealed with a passphrase, not a key "+
+			"(or the header was altered on purpose)", ErrWrongKey)
 	default:
-		return nil, fmt.Errorf("%w: the file is sealed with a key, not a passphrase", ErrWrongKey)
+		return nil, fmt.Errorf("%w: the header says the file is sealed with a key, not a passphrase "+
+			"(or the header was altered on purpose)", ErrWrongKey)
 	}
 	prk, err := hkdf.Extract(sha256.New, ikm, h.Salt[:])
 	if err != nil {
