@@ -34,8 +34,10 @@
 //     exactly one secret.
 //   - Memory is bounded for any input: a Writer or Reader holds
 //     2 × Workers + 1 chunk buffers, a ReaderAt one per concurrent
-//     ReadAt; chunks are at most [MaxChunkSize], and a hostile header
-//     cannot ask Argon2id for more than [MaxArgon2MemoryKiB].
+//     ReadAt; chunks are at most [MaxChunkSize]. A hostile header cannot
+//     make a Reader run Argon2id above [DefaultArgon2Ceiling] (256 MiB, 8
+//     passes) unless [Options].Argon2Ceiling raises it, and never above
+//     the format's limits ([MaxArgon2MemoryKiB], [MaxArgon2Time]).
 //   - Sealing and opening allocate nothing per chunk.
 //
 // # What it does not hide

@@ -39,6 +39,13 @@ var (
 	// text says both.
 	ErrWrongKey = errors.New("wrong key")
 
+	// ErrArgon2Ceiling: a passphrase file whose header asks Argon2id for
+	// more memory, passes or lanes than the opener allows
+	// (Options.Argon2Ceiling, DefaultArgon2Ceiling unless raised). The
+	// parameters are within the format's limits, so the file may be
+	// genuine, sealed with costlier settings; Argon2id did not run.
+	ErrArgon2Ceiling = errors.New("the file's Argon2id parameters are above this opener's ceiling")
+
 	// ErrTampered: a chunk failed authentication: it was modified, moved,
 	// duplicated or taken from another file. No byte of it is returned.
 	ErrTampered = errors.New("chunk failed authentication (damaged, reordered, or from another file)")

@@ -9,14 +9,16 @@ import (
 )
 
 // openHeader reads and checks a file's header from its first HeaderSize
-// bytes: the parse of ParseHeader, then the MAC under s. It returns the
-// header and the chunk cipher of the file.
-func openHeader(b []byte, s *Secret) (*Header, *chunkCipher, error) {
+// bytes: the parse of ParseHeader, the kind of secret, the Argon2id
+// ceiling of opts, then the MAC under s. It returns the header and the
+// chunk cipher of the file.
+func openHeader(b []byte, s *Secret, opts *Options) (*Header, *chunkCipher, error) {
 	h, err := ParseHeader(b)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sealed: %w", err)
 	}
-	keys, err := s.derive(h, b)
+	ceiling := opts.argon2Ceiling()
+	keys, err := s.derive(h, b, &ceiling)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sealed: %w", err)
 	}
