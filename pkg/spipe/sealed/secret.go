@@ -6,8 +6,10 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"golang.org/x/crypto/argon2"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/spipe-dev/spipe/internal/keyaccess"
 	"github.com/spipe-dev/spipe/pkg/spipe"
@@ -33,15 +35,25 @@ func Key(k *spipe.Key) *Secret {
 	return &Secret{psk: keyaccess.PSK(k), isKey: true, name: "sealed.Key(" + k.Fingerprint() + ")"}
 }
 
-// Passphrase returns the Secret of a passphrase: its bytes exactly as
-// given (no normalization, no trailing newline), stretched with Argon2id
-// under the file's salt and the parameters in its header. It copies
+// Passphrase returns the Secret of a passphrase (without a trailing
+// newline), stretched with Argon2id under the file's salt and the
+// parameters in its header. A passphrase that is valid UTF-8 is first
+// normalized to Unicode Normalization Form C, so that the same text typed
+// on systems whose input methods compose accents differently (precomposed
+// "é" against "e" and a combining acute) is the same secret; bytes that
+// are not UTF-8 are used as they are (docs/FILE.md 1.2). It copies
 // passphrase, and refuses an empty one.
 func Passphrase(passphrase []byte) (*Secret, error) {
 	if len(passphrase) == 0 {
 		return nil, errors.New("sealed: empty passphrase")
 	}
-	return &Secret{passphrase: append([]byte(nil), passphrase...), name: "sealed.Passphrase"}, nil
+	p := append([]byte(nil), passphrase...)
+	if utf8.Valid(p) && !norm.NFC.IsNormal(p) {
+		nfc := norm.NFC.Bytes(p)
+		clear(p)
+		p = nfc
+	}
+	return &Secret{passphrase: p, name: "sealed.Passphrase"}, nil
 }
 
 // kind names the kind of secret, for messages.

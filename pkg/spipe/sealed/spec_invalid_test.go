@@ -47,6 +47,10 @@ func specInvalidFiles() invalidFile {
 	other := base("invalid/three", 2560, "salt invalid/other") // same key and plaintext, another salt
 	pass := specFile(specInputs{name: "invalid/passphrase", suite: specSuites[0], chunkSize: specChunkSize,
 		passphrase: specPassphrase, argon2: &specArgon2, salt: specBytes("salt invalid/passphrase", 32)})
+	// Sealed with U+FB01, the fi ligature, which NFC keeps (NFKC would
+	// make it "fi").
+	ligature := specFile(specInputs{name: "invalid/ligature", suite: specSuites[0], chunkSize: specChunkSize,
+		passphrase: "\ufb01sh", argon2: &specArgon2, salt: specBytes("salt invalid/ligature", 32)})
 
 	chunk := func(v fileVector, i int) []byte {
 		c := v.Chunks[i]
@@ -122,6 +126,7 @@ func specInvalidFiles() invalidFile {
 		{Name: "wrong-passphrase", Description: "opened with another passphrase", Passphrase: "correct horse battery stapler", File: pass.File, Error: "ErrWrongKey"},
 		{Name: "passphrase-file-opened-with-key", Description: "a passphrase file opened with a key file", File: pass.File, Error: "ErrWrongKey"},
 		{Name: "key-file-opened-with-passphrase", Description: "a key file's file opened with a passphrase", Passphrase: specPassphrase, File: three.File, Error: "ErrWrongKey"},
+		{Name: "passphrase-compatibility-form", Description: "sealed with the passphrase U+FB01 (the fi ligature) then \"sh\", opened with \"fish\": section 1.2 applies NFC, which keeps the ligature, not NFKC", Passphrase: "fish", File: ligature.File, Error: "ErrWrongKey"},
 		{Name: "suite-downgraded", Description: "suite changed to chacha8-poly1305, checksum recomputed: the MAC fails", File: reheader(three.File, func(h []byte) { h[9] = 5 }), Error: "ErrWrongKey"},
 		{Name: "chunk-size-changed", Description: "chunk size changed to 2048, checksum recomputed: the MAC fails", File: reheader(three.File, func(h []byte) { binary.BigEndian.PutUint32(h[12:], 2048) }), Error: "ErrWrongKey"},
 
