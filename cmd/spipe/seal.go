@@ -262,7 +262,9 @@ Success: the whole input was sealed, or opened and authenticated.
 .TP
 .B 1
 Any other failure at run time: an input that cannot be read, a key file
-missing or too short, no terminal for --passphrase, a write error.
+that is missing, unreadable, empty or over 1 MiB (a key file shorter than
+32 bytes loads, with a warning that it cannot hold 256 bits), no terminal
+for --passphrase, a write error.
 .TP
 .B 2
 A command line that makes no sense: an unknown flag, a bad value, both -k
@@ -287,7 +289,10 @@ A spipe file of a format version this spipe does not read.
 The input is damaged: a header whose checksum fails or whose fields break
 the format, a chunk that fails authentication (modified, reordered,
 dropped, duplicated, from another file), a file cut short, or data after
-its final chunk. The message names the chunk and its byte offset.
+its final chunk. These share one status on purpose: a script can only
+distrust the input and fetch it again, and which of them a damaged file
+shows is partly up to whoever damaged it. The message says which it is and
+names the chunk and its byte offset.
 .TP
 .B %d
 The -o file exists and --force was not given; nothing was written.

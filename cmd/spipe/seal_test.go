@@ -168,6 +168,18 @@ func TestOpenExitStatuses(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	code, _, _ = invoke("", "seal", "-k", f.key, "--chunk-size", "1000", f.plain)
 	assert.Equal(t, exitUsage, code)
+	// Key files follow the pipe's rule (FILE.md 1.1): 1 byte to 1 MiB,
+	// shorter than 32 bytes with a warning; empty or larger is exit 1.
+	short := write("short-key", []byte("k"))
+	code, _, stderr = invoke("", "seal", "-k", short, "-o", filepath.Join(f.dir, "short.spipe"), f.plain)
+	assert.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "fewer than 32 bytes")
+	code, _, stderr = invoke("", "open", "-k", short, "-o", os.DevNull, filepath.Join(f.dir, "short.spipe"))
+	assert.Equal(t, 0, code, stderr)
+	for _, bad := range []string{write("empty-key", nil), write("big-key", make([]byte, 1<<20+1))} {
+		code, _, stderr = invoke("", "open", "-k", bad, f.sealed)
+		assert.Equal(t, exitFailure, code, stderr)
+	}
 	for _, flag := range []string{"--max-argon2-memory=2048", "--max-argon2-memory=7", "--max-argon2-passes=0", "--max-argon2-passes=17"} {
 		code, _, stderr = invoke("", "open", "-k", f.key, flag, f.sealed)
 		assert.Equal(t, exitUsage, code, flag)
