@@ -134,7 +134,8 @@ and both commands use every core (-j).
 
 The secret is a key file (-k, as "spipe keygen" makes; the same files the
 tunnels use) or, for files shared with people, a passphrase read from the
-terminal (--passphrase, asked twice; stretched with Argon2id, 64 MiB).
+terminal (--passphrase, asked twice; stretched with Argon2id, 64 MiB; taken in
+Unicode NFC, so accents typed precomposed or combining are the same).
 
 docs/FILE.md specifies the format. Exit statuses are those of spipe-open(1).`,
 		Example: `  tar c dir | spipe seal -k ~/.spipe/key > dir.tar.spipe
