@@ -195,9 +195,9 @@ A passphrase file's header says how costly Argon2id must be to open it, and
 anyone can write a header: one at the format's limits (1 GiB, 16 passes) makes
 an open spend 1 GiB of memory and 10 to 16 s before the passphrase can be found
 wrong. open therefore refuses, before running Argon2id, a file that asks for
-more than --max-argon2-memory (256 MiB) or --max-argon2-passes (8), about 2 s
-at most; "spipe seal" asks for 64 MiB and 3. Raise them only for a file whose
-source you trust.`,
+more than --max-argon2-memory (256 MiB) or --max-argon2-passes (8), at most
+about 2 s on a 2-vCPU machine; "spipe seal" asks for 64 MiB and 3. Raise them
+only for a file whose source you trust.`,
 		Example: `  spipe open -k ~/.spipe/key dir.tar.spipe | tar x
   spipe open -k ~/.spipe/key -o backup.tar backup.spipe
   spipe open -k ~/.spipe/key --offset 1048576 --length 4096 big.spipe | xxd`,
