@@ -44,8 +44,10 @@ func (e *TransferError) Error() string { return fmt.Sprintf("%s %s: %v", e.Side,
 func (e *TransferError) Unwrap() error { return e.Err }
 
 // pipe copies in→out and out→in until both directions have ended. An EOF
-// on one side becomes a CloseWrite on the other, so each direction ends on
-// its own; any error ends both at once. in and out are closed on return.
+// on one side becomes a CloseWrite on the other (for the direction that
+// ends last into a TCP socket, the close that follows: see endCopy), so
+// each direction ends on its own; any error ends both at once. in and out
+// are closed on return.
 func (f *Forwarder) pipe(ctx context.Context, in, out Conn, w *workers) (up, down int64, err error) {
 	var ab aborter
 	ab.conns = [2]Conn{in, out}
@@ -152,7 +154,8 @@ func sourceEnd(src Conn, h halves) error {
 
 // endCopy ends a copy of n bytes into dst: with the source's error (srcErr)
 // or the destination's (dstErr) as a TransferError naming its side, or, if
-// both are nil (the source ended), by half-closing dst.
+// both are nil (the source ended), by half-closing dst, unless the pipe's
+// close of dst right after does the same (closeSendsFIN).
 func endCopy(dst Conn, n int64, srcErr, dstErr error, h halves, srcSide, dstSide string) (int64, error) {
 	switch {
 	case srcErr != nil:
@@ -161,10 +164,26 @@ func endCopy(dst Conn, n int64, srcErr, dstErr error, h halves, srcSide, dstSide
 		return n, &TransferError{Side: dstSide, Op: "write", Err: dstErr}
 	}
 	h.dst.Store(true)
+	if h.src.Load() && closeSendsFIN(dst) {
+		// The other direction has ended in order too, and the pipe
+		// closes dst as soon as it has returned: the close sends the
+		// FIN, and a shutdown first would only cost a system call.
+		return n, nil
+	}
 	if err := dst.CloseWrite(); err != nil {
 		return n, &TransferError{Side: dstSide, Op: "close-write", Err: err}
 	}
 	return n, nil
+}
+
+// closeSendsFIN reports whether closing c ends its sending half as
+// CloseWrite does: a TCP socket read to its end (as both directions of a
+// pipe that ended in order leave it) sends a FIN when closed, not a reset.
+// A spipe connection's or stream's end is a message of its own, which
+// Close does not send.
+func closeSendsFIN(c Conn) bool {
+	_, ok := c.(*net.TCPConn)
+	return ok
 }
 
 // frameWriter is a destination that sends what its ReadFrom reads in
