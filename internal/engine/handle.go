@@ -83,7 +83,7 @@ func (f *Forwarder) forward(ctx, soft context.Context, raw net.Conn, g *gate, t 
 	closeRaw := context.AfterFunc(ctx, func() { raw.Close() })
 	var l link
 	stage := stageHandshake
-	in, err := f.fromProxy(raw, t)
+	in, err := f.fromProxy(ctx, raw, t)
 	if err == nil {
 		peer = in.RemoteAddr()
 		l, stage, err = f.open(ctx, in, g, t, !report)
