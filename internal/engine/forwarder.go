@@ -190,6 +190,12 @@ type Observer interface {
 	Ended(how string)
 	// CarrierFailed reports a multiplexed carrier that ended in an error.
 	CarrierFailed(err error)
+	// CarrierOpenFailed reports a carrier that "spipe connect --mux"
+	// could not open to the listener, and at which stage: "dial" or
+	// "handshake" (ReasonSets.CarrierOpen). A carrier is no connection:
+	// this is no connection's failure (one that then finds no carrier
+	// fails its dial, once).
+	CarrierOpenFailed(stage string, err error)
 	// CarrierOpened is called when a multiplexed carrier is through its
 	// handshake, CarrierClosed when it has ended. Its streams are
 	// connections (ConnOpened, ConnClosed); the carrier is not.
@@ -372,15 +378,16 @@ func (f *Forwarder) acceptLoop(ctx context.Context, ln net.Listener, g *gate, ha
 
 type nopObserver struct{}
 
-func (nopObserver) ConnOpened()                    {}
-func (nopObserver) ConnClosed()                    {}
-func (nopObserver) Handshake(time.Duration, error) {}
-func (nopObserver) DialError(error)                {}
-func (nopObserver) Bytes(bool, int)                {}
-func (nopObserver) AdmissionError(error)           {}
-func (nopObserver) Waiting(int)                    {}
-func (nopObserver) TransferError(error)            {}
-func (nopObserver) Ended(string)                   {}
-func (nopObserver) CarrierFailed(error)            {}
-func (nopObserver) CarrierOpened()                 {}
-func (nopObserver) CarrierClosed()                 {}
+func (nopObserver) ConnOpened()                     {}
+func (nopObserver) ConnClosed()                     {}
+func (nopObserver) Handshake(time.Duration, error)  {}
+func (nopObserver) DialError(error)                 {}
+func (nopObserver) Bytes(bool, int)                 {}
+func (nopObserver) AdmissionError(error)            {}
+func (nopObserver) Waiting(int)                     {}
+func (nopObserver) TransferError(error)             {}
+func (nopObserver) Ended(string)                    {}
+func (nopObserver) CarrierFailed(error)             {}
+func (nopObserver) CarrierOpenFailed(string, error) {}
+func (nopObserver) CarrierOpened()                  {}
+func (nopObserver) CarrierClosed()                  {}

@@ -259,10 +259,23 @@ func (f *Forwarder) dialTarget(ctx context.Context, l *link, timeout time.Durati
 // handshake holds its admission ticket t (nil: none) until it ends. A
 // *Secured result is unwrapped here: the rest of the engine sees the bare
 // stream, or the carrier when the handshake chose the multiplexed mode.
+// Observer.Handshake hears of it, unless the shutdown cut it.
 func (f *Forwarder) secure(ctx context.Context, c net.Conn, timeout time.Duration, t *ticket) (Conn, *Session, Carrier, error) {
+	start := time.Now()
+	sc, session, carrier, err := f.runSecure(ctx, c, timeout, t)
+	if !isShutdown(err) {
+		// A handshake cut by the shutdown is the connection's end (see
+		// failedBeforeTransfer), not a failed handshake.
+		f.observer().Handshake(time.Since(start), err)
+	}
+	return sc, session, carrier, err
+}
+
+// runSecure is secure without the report: a carrier's keeper reports
+// its own (carrierPool.connect).
+func (f *Forwarder) runSecure(ctx context.Context, c net.Conn, timeout time.Duration, t *ticket) (Conn, *Session, Carrier, error) {
 	hctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	start := time.Now()
 	deadline, _ := hctx.Deadline()
 	_ = c.SetDeadline(deadline)
 	sc, err := f.Secure(hctx, t.secureConn(c))
@@ -286,11 +299,6 @@ func (f *Forwarder) secure(ctx context.Context, c net.Conn, timeout time.Duratio
 			sc, carrier, session, err = nil, nil, nil, net.ErrClosed
 		}
 		err = &cutError{cause: cause, err: err}
-	}
-	if !isShutdown(err) {
-		// A handshake cut by the shutdown is the connection's end (see
-		// failedBeforeTransfer), not a failed handshake.
-		f.observer().Handshake(time.Since(start), err)
 	}
 	return sc, session, carrier, err
 }

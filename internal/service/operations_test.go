@@ -176,6 +176,10 @@ func TestREADMESeriesExported(t *testing.T) {
 				assert.True(t, strings.HasSuffix(labels, "} 0"), "not zero at start-up: %s", line)
 				label := regexp.MustCompile(`(?:how|reason)="([^"]*)"`).FindStringSubmatch(labels)
 				require.NotNil(t, label, line)
+				// A series with a stage is a row per stage.
+				if stage := regexp.MustCompile(`stage="[^"]*"`).FindString(labels); stage != "" {
+					name += "{" + stage + "}"
+				}
 				exported[name+" "+label[1]] = true
 			}
 		}
