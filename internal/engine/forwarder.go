@@ -45,8 +45,10 @@ type Forwarder struct {
 	// for a place (a warning is logged) for up to MaxConnsWait. Zero means
 	// 100; a negative value means no limit.
 	MaxConns int
-	// MaxConnsWait bounds that wait: a connection (or stream) that finds
-	// no place in that time is reset and logged (a line per source at
+	// MaxConnsWait bounds that wait (for a stream of a carrier, together
+	// with its wait for the carrier's allowance, docs/PROTOCOL.md 7.8): a
+	// connection (or stream) that finds no place in that time is reset
+	// and logged (a line per source at
 	// most as often as handshake failures), and Observer.AdmissionError
 	// hears of it (reason "limit"). Zero means 10 s; a negative value
 	// means no wait: it is reset at once.
@@ -143,6 +145,11 @@ type Forwarder struct {
 	liveMu       sync.Mutex
 	liveCarriers map[*liveCarrier]struct{} // carriers served (listening side)
 	keepKey      func(key string) bool     // RetireCarriers' last verdict
+
+	// streamAllowance makes each carrier's allowance (nil: the
+	// protocol's, earlyEndBurst and earlyEndRate): tests give theirs a
+	// clock of their own.
+	streamAllowance func() *allowance
 }
 
 // Side names one end of a forwarded connection.
@@ -173,11 +180,13 @@ type Observer interface {
 	// back from it).
 	Bytes(toTarget bool, n int)
 	// AdmissionError reports a connection (or stream) turned away before
-	// its dial: no MaxConns place came free within MaxConnsWait, or a
-	// carrier beyond MaxPending.
+	// its dial: no MaxConns place (or, for a stream, no token of its
+	// carrier's allowance) came within MaxConnsWait, or a carrier beyond
+	// MaxPending.
 	AdmissionError(err error)
 	// Waiting reports a connection (or stream) that begins (+1) or ends
-	// (-1) its wait for a MaxConns place.
+	// (-1) its wait for a MaxConns place, or a stream for its carrier's
+	// allowance.
 	Waiting(delta int)
 	// TransferError reports a connection (or stream) that failed after
 	// its handshake and dial.

@@ -63,6 +63,9 @@ type link struct {
 	// hold leaves in open when the connection fails before its transfer:
 	// Handle's caller closes it once it has reported the failure.
 	hold bool
+	// answered, if set, is called once the target has sent a byte (a
+	// stream then gets its carrier's allowance back).
+	answered func()
 }
 
 // abortIn resets the accepted side after a failure before the transfer,
@@ -135,7 +138,11 @@ func errShutdownOf(err error) error { return fmt.Errorf("%w (%w)", errShutdown, 
 // stdio connection's user hears of a reset too).
 func (f *Forwarder) transfer(ctx context.Context, l *link, peer net.Addr, start time.Time, w *workers, report bool) (up, down int64, err error) {
 	defer l.leave()
-	up, down, err = f.pipe(ctx, l.in, l.out, w)
+	obs := f.observer()
+	if l.answered != nil {
+		obs = &answerWatch{Observer: obs, answered: l.answered}
+	}
+	up, down, err = f.pipe(ctx, l.in, l.out, obs, w)
 	how, ok := endOf(err)
 	switch {
 	case ok:
@@ -147,11 +154,11 @@ func (f *Forwarder) transfer(ctx context.Context, l *link, peer net.Addr, start 
 		how, ok = endReset, true
 	}
 	if ok {
-		f.observer().Ended(how)
+		obs.Ended(how)
 		f.logEnd(ctx, peer, l.session, up, down, start, how, err)
 		return up, down, err
 	}
-	f.observer().TransferError(err)
+	obs.TransferError(err)
 	f.logFailure(ctx, peer, stageTransfer, err, l.session, up, down, report)
 	f.logEnd(ctx, peer, l.session, up, down, start, "", err)
 	return up, down, err

@@ -88,7 +88,7 @@ func New(c Config) *Metrics {
 		}),
 		waiting: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "spipe_connections_waiting",
-			Help: "Connections and streams waiting now for a --max-conns place (each waits at most --max-conns-wait).",
+			Help: "Connections and streams waiting now for a --max-conns place, or streams for their carrier's allowance (each waits at most --max-conns-wait).",
 		}),
 		total: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "spipe_connections_total",
