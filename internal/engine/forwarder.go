@@ -234,11 +234,20 @@ func (f *Forwarder) log() *slog.Logger {
 }
 
 func (f *Forwarder) observer() Observer {
-	if f.Observer == nil {
-		return nopObserver{}
+	obs := f.Observer
+	if obs == nil {
+		obs = nopObserver{}
 	}
-	return f.Observer
+	if wrapObserver != nil {
+		return wrapObserver(obs)
+	}
+	return obs
 }
+
+// wrapObserver, if set, wraps every Observer the engine reports to: the
+// package's tests check with it that every reason reported is one the
+// ReasonSets list (and so one README.md's table has a row for).
+var wrapObserver func(Observer) Observer
 
 // Serve accepts connections from ln and forwards each one until ctx is
 // done or ln fails. When ctx is done it stops accepting, cuts the
