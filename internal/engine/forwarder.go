@@ -107,7 +107,7 @@ type Forwarder struct {
 	// a header read.
 	AcceptProxyFrom []netip.Prefix
 	// ShutdownTimeout is how long open connections may finish once Serve's
-	// context is done, before they are closed.
+	// context is done, before they are closed (at once after Abort).
 	ShutdownTimeout time.Duration
 
 	// Log receives one line per failed connection, at a level that says
@@ -145,6 +145,10 @@ type Forwarder struct {
 	liveMu       sync.Mutex
 	liveCarriers map[*liveCarrier]struct{} // carriers served (listening side)
 	keepKey      func(key string) bool     // RetireCarriers' last verdict
+
+	abortOnce sync.Once
+	aborted   context.Context // cancelled by Abort
+	abort     context.CancelFunc
 
 	// streamAllowance makes each carrier's allowance (nil: the
 	// protocol's, earlyEndBurst and earlyEndRate): tests give theirs a
@@ -253,8 +257,14 @@ var wrapObserver func(Observer) Observer
 // done or ln fails. When ctx is done it stops accepting, cuts the
 // handshakes in progress at once, gives the connections through theirs
 // ShutdownTimeout to finish, closes what remains and returns nil once
-// every connection goroutine has ended. Serve closes ln.
+// every connection goroutine has ended; Abort cuts that short. Serve
+// closes ln.
 func (f *Forwarder) Serve(ctx context.Context, ln net.Listener) error {
+	aborted := f.abortContext()
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	stopOnAbort := context.AfterFunc(aborted, stop)
+	defer stopOnAbort()
 	maxConns, maxPending, perSource := f.limits()
 	g := newGate(maxConns, maxPending, f.maxConnsWait(), f.log(), f.observer())
 	// Only the listening side has handshakes to admit: "spipe connect"
@@ -263,9 +273,9 @@ func (f *Forwarder) Serve(ctx context.Context, ln net.Listener) error {
 	if f.SecureSide == SecureInbound {
 		adm = newAdmission(maxPending, perSource, f.helloRule(), f.log())
 	}
-	// hard is cancelled only when the grace period is over: it is what
-	// closes connections still open then.
-	hard, kill := context.WithCancel(context.Background())
+	// hard is cancelled only when the grace period is over (or Abort
+	// cuts it short): it is what closes connections still open then.
+	hard, kill := context.WithCancel(aborted)
 	defer kill()
 	var wg sync.WaitGroup
 	stopAccept := context.AfterFunc(ctx, func() {
@@ -308,6 +318,7 @@ func (f *Forwarder) Serve(ctx context.Context, ln net.Listener) error {
 		t := time.NewTimer(f.ShutdownTimeout)
 		select {
 		case <-done:
+		case <-hard.Done(): // Abort: its caller says so
 		case <-t.C:
 			f.log().Warn("shutting down: grace period over, closing connections", "open", g.connections())
 		}
@@ -316,6 +327,18 @@ func (f *Forwarder) Serve(ctx context.Context, ln net.Listener) error {
 	kill()
 	<-done
 	return acceptErr
+}
+
+// Abort makes a Serve that is running, or runs later, stop at once: it
+// stops accepting, as if its context were done, and closes every
+// connection still open without waiting for ShutdownTimeout. It is what
+// a second SIGINT or SIGTERM does.
+func (f *Forwarder) Abort() { f.abortContext(); f.abort() }
+
+// abortContext returns the context Abort cancels.
+func (f *Forwarder) abortContext() context.Context {
+	f.abortOnce.Do(func() { f.aborted, f.abort = context.WithCancel(context.Background()) })
+	return f.aborted
 }
 
 // limits returns MaxConns (negative: none), MaxPending and
