@@ -29,7 +29,7 @@ const (
 
 // errStreamLimit is a stream refused because as many of its carrier's
 // streams were already waiting: a limit, as one that waited in vain.
-var errStreamLimit = fmt.Errorf("%w: %d streams of this carrier already wait for one", errLimit, maxWaitingStreams)
+var errStreamLimit = fmt.Errorf("%w: %d streams of this carrier already wait (for a place, or a token of its allowance)", errLimit, maxWaitingStreams)
 
 // serveCarrier forwards the streams of a multiplexed carrier on the
 // listening side: each stream is forwarded exactly as a connection is
