@@ -48,7 +48,7 @@ func NewWriter(dst io.Writer, s *Secret, opts *Options) (*Writer, error) {
 	}
 	var header [HeaderSize]byte
 	h.marshal(header[:])
-	keys, err := s.derive(h, header[:])
+	keys, err := s.derive(h, header[:], nil)
 	if err != nil {
 		return nil, err
 	}
