@@ -47,8 +47,8 @@ func (e *TransferError) Unwrap() error { return e.Err }
 // on one side becomes a CloseWrite on the other (for the direction that
 // ends last into a TCP socket, the close that follows: see endCopy), so
 // each direction ends on its own; any error ends both at once. in and out
-// are closed on return.
-func (f *Forwarder) pipe(ctx context.Context, in, out Conn, w *workers) (up, down int64, err error) {
+// are closed on return. obs hears of the bytes forwarded.
+func (f *Forwarder) pipe(ctx context.Context, in, out Conn, obs Observer, w *workers) (up, down int64, err error) {
 	var ab aborter
 	ab.conns = [2]Conn{in, out}
 	stop := context.AfterFunc(ctx, func() { ab.abort(errShutdown) })
@@ -71,12 +71,12 @@ func (f *Forwarder) pipe(ctx context.Context, in, out Conn, w *workers) (up, dow
 	w.run(func() {
 		defer close(downDone)
 		var err error
-		if down, err = f.copyHalf(in, out, false, idle, halves{src: &shut[1], dst: &shut[0]}); err != nil {
+		if down, err = f.copyHalf(in, out, false, obs, idle, halves{src: &shut[1], dst: &shut[0]}); err != nil {
 			ab.abort(err)
 		}
 	})
 	var upErr error
-	if up, upErr = f.copyHalf(out, in, true, idle, halves{src: &shut[0], dst: &shut[1]}); upErr != nil {
+	if up, upErr = f.copyHalf(out, in, true, obs, idle, halves{src: &shut[0], dst: &shut[1]}); upErr != nil {
 		ab.abort(upErr)
 	}
 	<-downDone
@@ -94,12 +94,11 @@ func (f *Forwarder) pipe(ctx context.Context, in, out Conn, w *workers) (up, dow
 type halves struct{ src, dst *atomic.Bool }
 
 // copyHalf copies src to dst until src ends, then half-closes dst.
-func (f *Forwarder) copyHalf(dst, src Conn, toTarget bool, idle *idleWatch, h halves) (int64, error) {
+func (f *Forwarder) copyHalf(dst, src Conn, toTarget bool, obs Observer, idle *idleWatch, h halves) (int64, error) {
 	srcSide, dstSide := "client", "target"
 	if !toTarget {
 		srcSide, dstSide = dstSide, srcSide
 	}
-	obs := f.observer()
 	if fw, ok := framed(dst); ok {
 		return copyIntoFrames(fw, src, toTarget, idle, obs, h, srcSide, dstSide)
 	}
