@@ -166,6 +166,9 @@ func TestSmallFramesAreCharged(t *testing.T) {
 	assert.Equal(t, byte(goAwayProtocolError), body[4], "the go-away names a protocol error")
 	<-srv.Done()
 	assert.ErrorIs(t, srv.Err(), ErrProtocol)
+	// The session's end fails its streams right after Done closes: wait
+	// for this one's, not only the session's.
+	<-st.Done()
 	_, err := st.Read(make([]byte, 1))
 	assert.ErrorIs(t, err, ErrSessionClosed, "the stream ends with its carrier, as reset")
 }
