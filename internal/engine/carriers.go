@@ -31,6 +31,11 @@ const (
 	carrierDemandBackoff = 250 * time.Millisecond
 )
 
+// carrierOpenLevel is the level of a keeper's line about a carrier that
+// failed to open: whatever the reason, no connection gets through
+// --mux until one opens.
+const carrierOpenLevel = slog.LevelWarn
+
 // errNoCarrier is a connection that found no carrier with room in time.
 var errNoCarrier = errors.New("no carrier to the listener")
 
@@ -114,7 +119,8 @@ func (p *carrierPool) keep(i int) {
 			wait = min(max(2*wait, carrierBackoff), carrierMaxBackoff)
 			wait = wait/2 + rand.N(wait/2+1) // jitter: carriers of many clients do not retry in step
 			p.failed(err)
-			p.logAt(slog.LevelWarn, "carrier failed to open; retrying", slog.String("target", p.target()), slog.Int("carrier", i),
+			p.f.observer().CarrierOpenFailed(stageOf(err), err)
+			p.logAt(carrierOpenLevel, "carrier failed to open; retrying", slog.String("target", p.target()), slog.Int("carrier", i),
 				slog.String("stage", stageOf(err)), slog.String("reason", Reason(err)), slog.Any("err", err),
 				slog.Duration("retry_in", wait.Round(time.Millisecond)))
 			continue
@@ -169,7 +175,11 @@ func stageOf(err error) string {
 var errDial = errors.New("dial")
 
 // connect dials the listener and runs the handshake, as a connection's
-// dial does, counted in the same metrics.
+// dial does. A carrier's own connection is not a connection of the
+// metrics' (they add up without it): its failure to open is its
+// keeper's, counted apart (Observer.CarrierOpenFailed), and a connection
+// that then finds no carrier fails its own dial, once. A handshake that
+// succeeds has its duration observed as any other.
 func (p *carrierPool) connect() (Carrier, *Session, error) {
 	f := p.f
 	timeout := f.handshakeTimeout()
@@ -177,19 +187,17 @@ func (p *carrierPool) connect() (Carrier, *Session, error) {
 	defer cancel()
 	raw, err := f.Dial(dctx, nil)
 	if err != nil {
-		// A carrier's own connection is not a connection of the
-		// metrics' (docs: they add up without it): its failure to open
-		// is its keeper's warning, and a connection that then finds no
-		// carrier fails its own dial.
 		return nil, nil, fmt.Errorf("%w: %w", errDial, err)
 	}
 	stop := context.AfterFunc(p.ctx, func() { raw.Close() })
 	defer stop()
-	sc, s, c, err := f.secure(p.ctx, raw, timeout, nil)
+	start := time.Now()
+	sc, s, c, err := f.runSecure(p.ctx, raw, timeout, nil)
 	if err != nil {
 		raw.Close()
 		return nil, nil, err
 	}
+	f.observer().Handshake(time.Since(start), nil)
 	if c == nil {
 		sc.Close()
 		return nil, nil, errors.New("the handshake did not set up a carrier")
