@@ -128,6 +128,30 @@ func creditFor(t *testing.T, s *Session, id, incr uint32, peer *Stream) {
 	}, "the credit reached the peer")
 }
 
+// openWith opens a client stream whose open carries data.
+func openWith(t *testing.T, cli *Session, data string) net.Conn {
+	t.Helper()
+	c, err := cli.Open(context.Background())
+	require.NoError(t, err)
+	_, err = c.Write([]byte(data))
+	require.NoError(t, err)
+	return c
+}
+
+// endBothWays ends a stream's client direction (c), reads the rest at the
+// server (s), ends the server's direction and reads the rest at the
+// client; it returns what each read.
+func endBothWays(t *testing.T, c, s net.Conn) (atServer, atClient string) {
+	t.Helper()
+	require.NoError(t, c.(*Stream).CloseWrite())
+	a, err := io.ReadAll(s)
+	require.NoError(t, err)
+	require.NoError(t, s.(*Stream).CloseWrite())
+	b, err := io.ReadAll(c)
+	require.NoError(t, err)
+	return string(a), string(b)
+}
+
 // playFirstStory: stream 1's open carries the first data; the server
 // answers, grants back what it read, and both ends end their directions;
 // stream 2 is opened by a reader, without data, and refused; a ping and
@@ -135,27 +159,18 @@ func creditFor(t *testing.T, s *Session, id, incr uint32, peer *Stream) {
 // send their close-write.
 func playFirstStory(t *testing.T, p *vectorPlay) {
 	cli, srv := p.cli, p.srv
-	c1, err := cli.Open(context.Background())
-	require.NoError(t, err)
-	_, err = c1.Write([]byte("hello, server"))
-	require.NoError(t, err)
+	c1 := openWith(t, cli, "hello, server")
 	s1 := acceptWithin(t, srv)
 	got := make([]byte, 13)
-	_, err = io.ReadFull(s1, got)
+	_, err := io.ReadFull(s1, got)
 	require.NoError(t, err)
 	assert.Equal(t, "hello, server", string(got))
 	_, err = s1.Write([]byte("hello, client"))
 	require.NoError(t, err)
-	st1 := c1.(*Stream)
-	creditFor(t, srv, 1, 13+frameCharge, st1)
-	require.NoError(t, st1.CloseWrite())
-	rest, err := io.ReadAll(s1)
-	require.NoError(t, err)
+	creditFor(t, srv, 1, 13+frameCharge, c1.(*Stream))
+	rest, back := endBothWays(t, c1, s1)
 	assert.Empty(t, rest)
-	require.NoError(t, s1.(*Stream).CloseWrite())
-	back, err := io.ReadAll(c1)
-	require.NoError(t, err)
-	assert.Equal(t, "hello, client", string(back))
+	assert.Equal(t, "hello, client", back)
 
 	c2, err := cli.Open(context.Background())
 	require.NoError(t, err)
@@ -184,11 +199,8 @@ func playFirstStory(t *testing.T, p *vectorPlay) {
 // ended stream 1, the client goes away.
 func playClientData(t *testing.T, p *vectorPlay) {
 	cli, srv := p.cli, p.srv
-	c1, err := cli.Open(context.Background())
-	require.NoError(t, err)
-	_, err = c1.Write([]byte("hello, server"))
-	require.NoError(t, err)
-	_, err = c1.Write([]byte("and more"))
+	c1 := openWith(t, cli, "hello, server")
+	_, err := c1.Write([]byte("and more"))
 	require.NoError(t, err)
 	s1 := acceptWithin(t, srv)
 	got := make([]byte, 21)
@@ -203,14 +215,9 @@ func playClientData(t *testing.T, p *vectorPlay) {
 	require.NoError(t, err)
 	assert.Equal(t, "hello, client", string(back))
 	creditFor(t, cli, 1, 13+frameCharge, s1.(*Stream))
-	require.NoError(t, c1.(*Stream).CloseWrite())
-	rest, err := io.ReadAll(s1)
-	require.NoError(t, err)
-	assert.Empty(t, rest)
-	require.NoError(t, s1.(*Stream).CloseWrite())
-	rest, err = io.ReadAll(c1)
-	require.NoError(t, err)
-	assert.Empty(t, rest)
+	atServer, atClient := endBothWays(t, c1, s1)
+	assert.Empty(t, atServer)
+	assert.Empty(t, atClient)
 	require.NoError(t, cli.GoAway())
 	for _, err := range endsWithin(t, cli, srv) {
 		assert.NoError(t, err)
@@ -222,15 +229,12 @@ func playClientData(t *testing.T, p *vectorPlay) {
 // protocol error, naming stream 1, and the carrier fails.
 func playProtocolError(t *testing.T, p *vectorPlay) {
 	cli, srv := p.cli, p.srv
-	c1, err := cli.Open(context.Background())
-	require.NoError(t, err)
-	_, err = c1.Write([]byte("hello, server"))
-	require.NoError(t, err)
+	c1 := openWith(t, cli, "hello, server")
 	cli.ctl.queue(control1{typ: creditItem, f: streamFrame{id: 2, incr: 77}})
 	errs := endsWithin(t, srv, cli)
 	assert.ErrorIs(t, errs[0], ErrProtocol, "the server found the protocol error")
 	assert.ErrorIs(t, errs[1], ErrProtocol, "the client heard of it in the go-away")
-	_, err = c1.Read(make([]byte, 1))
+	_, err := c1.Read(make([]byte, 1))
 	assert.ErrorIs(t, err, ErrSessionClosed, "stream 1 ends as reset with its carrier")
 }
 
@@ -241,36 +245,21 @@ func playProtocolError(t *testing.T, p *vectorPlay) {
 // go-away; stream 1 then ends cleanly both ways.
 func playGoAwayRefuses(t *testing.T, p *vectorPlay) {
 	cli, srv := p.cli, p.srv
-	c1, err := cli.Open(context.Background())
-	require.NoError(t, err)
-	_, err = c1.Write([]byte("hello, server"))
-	require.NoError(t, err)
+	c1 := openWith(t, cli, "hello, server")
 	s1 := acceptWithin(t, srv)
 	p.held.Hold()
 	require.NoError(t, srv.GoAway())
 	eventually(t, func() bool { return p.held.Blocked() > 0 }, "the go-away is on its way")
-	var later []net.Conn
-	for _, data := range []string{"second", "third"} {
-		c, err := cli.Open(context.Background())
-		require.NoError(t, err)
-		_, err = c.Write([]byte(data))
-		require.NoError(t, err)
-		later = append(later, c)
-	}
+	later := []net.Conn{openWith(t, cli, "second"), openWith(t, cli, "third")}
 	p.held.Release()
 	<-cli.GoingAway()
 	for _, c := range later {
 		_, err := c.Read(make([]byte, 1))
 		assert.ErrorIs(t, err, errRefused, "a stream above the go-away's last stream id is refused")
 	}
-	require.NoError(t, c1.(*Stream).CloseWrite())
-	got, err := io.ReadAll(s1)
-	require.NoError(t, err)
-	assert.Equal(t, "hello, server", string(got))
-	require.NoError(t, s1.(*Stream).CloseWrite())
-	rest, err := io.ReadAll(c1)
-	require.NoError(t, err)
-	assert.Empty(t, rest)
+	atServer, atClient := endBothWays(t, c1, s1)
+	assert.Equal(t, "hello, server", atServer)
+	assert.Empty(t, atClient)
 	for _, err := range endsWithin(t, cli, srv) {
 		assert.NoError(t, err)
 	}
