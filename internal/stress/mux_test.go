@@ -133,7 +133,7 @@ func id(n uint64) map[string]uint64 { return map[string]uint64{"stream_id": n} }
 // TestMuxHostileKeyHolders: a key holder that breaks the rules of the
 // multiplexed mode (a mode-1 frame in it, a stream overrunning its
 // window, a stream opened twice or out of order, a frame for a stream
-// never opened, a credit of nothing) loses its carrier, counted as a
+// never opened, an open after its own go-away) loses its carrier, counted as a
 // carrier failure with the reason (its lines are limited per source, as
 // failure lines are); meanwhile an honest multiplexed client
 // on another carrier is not disturbed, and no stream of a broken carrier
@@ -160,8 +160,9 @@ func TestMuxHostileKeyHolders(t *testing.T) {
 		}},
 		{"stream opened out of order", "mux_protocol", func(p *spec.Peer) []byte { return p.Frame("open", nil, id(2)) }},
 		{"a stream never opened", "mux_protocol", func(p *spec.Peer) []byte { return p.Frame("stream data", []byte("x"), id(7)) }},
-		{"a credit of nothing", "mux_protocol", func(p *spec.Peer) []byte {
-			return append(p.Frame("open", nil, id(1)), p.Frame("credit", nil, map[string]uint64{"stream_id": 1})...)
+		{"an open after the client's go-away", "mux_protocol", func(p *spec.Peer) []byte {
+			wire := append(p.Frame("open", nil, id(1)), p.Frame("go-away", nil, map[string]uint64{"last_stream_id": 0})...)
+			return append(wire, p.Frame("open", nil, id(2))...)
 		}},
 	}
 	for _, tc := range cases {
