@@ -21,15 +21,23 @@
 # (the ChaCha, Salsa20 and Poly1305 kernels and pkg/aead); perf's own cost
 # stays out of the measured runs.
 #
-# The multiplexed mode (spipe connect --mux, issue 17) is measured beside
-# them on loopback, and two more columns compare new connections and
-# streams: "ttfb", the time from a new connection's connect to its first
-# echoed byte through a link of DELAY_MS each way (internal/delayproxy,
-# which also models TCP's handshake), median of connections 2..TTFB_N, for
-# raw TCP, spiped, ssh -L, spipe and spipe --mux; and "fair", how much a
-# 64-byte round trip slows while another connection (for --mux, another
-# stream of the same carrier) pushes bulk data at full speed (loaded p50
-# over idle p50, FAIR_N round trips each, not pinned).
+# The multiplexed mode (spipe connect --mux, issues 17 and 22) is measured
+# beside them on loopback, and two more columns compare new connections
+# and streams: "ttfb", the time from a new connection's connect to its
+# first echoed byte through a link of DELAY_MS each way
+# (internal/delayproxy, which also models TCP's handshake), median of
+# connections 2..TTFB_N, for raw TCP, spiped, ssh -L, spipe and spipe
+# --mux; and "fair", how much a 64-byte round trip slows while another
+# connection (for --mux, another stream of the same carrier) pushes bulk
+# data at full speed (loaded p50 over idle p50, FAIR_N round trips each,
+# not pinned). Two more measurements run once, after the rest: "restart",
+# how soon connect --mux serves a new connection once a listener
+# restarted (SIGTERM, a new one on the port RESTART_GAP later) with a
+# stream open is up, median and worst of RESTART_N restarts; and
+# "memory", how much a listener whose target never reads grows while a
+# key holder sends 100 streams nothing but 1-byte frames (SMALL_FRAMES a
+# stream at most, as credit allows), against the bound docs/PROTOCOL.md
+# 7.8 states.
 #
 # Needs spiped (Debian: spiped), sshd and ssh (openssh-server), taskset;
 # perf (Debian: linux-perf) for the AEAD shares. Not part of `make test`.
@@ -45,6 +53,9 @@ REPS=${REPS:-3}
 DELAY_MS=${DELAY_MS:-25}
 TTFB_N=${TTFB_N:-11}
 FAIR_N=${FAIR_N:-2000}
+RESTART_N=${RESTART_N:-5}
+RESTART_GAP=${RESTART_GAP:-300ms}
+SMALL_FRAMES=${SMALL_FRAMES:-16128}
 QUIET_BUSY=${QUIET_BUSY:-30}
 QUIET_TIMEOUT=${QUIET_TIMEOUT:-15}
 SUITES=${SUITES:-chacha20-poly1305 xsalsa20-poly1305 chacha12-poly1305 chacha8-poly1305 xsalsa12-poly1305}
@@ -324,6 +335,22 @@ if [ "$PROFILE" = 1 ]; then
   fi
 fi
 
+# --- once each: a restart under connect --mux, and a key holder's small frames
+quiet
+echo "== restart: $RESTART_N listener restarts under connect --mux with a stream open ($RESTART_GAP from SIGTERM to the new listener)"
+restart_out=$("$bp" restart -spipe "$work/spipe" -t "127.0.0.1:$tport" -n "$RESTART_N" -gap "$RESTART_GAP") ||
+  { echo "  restart failed" >&2; restart_out=""; }
+echo "  $restart_out"
+sp=$(port); bg silent "$bp" silent -l "127.0.0.1:$sp"
+"$bp" wait -c "127.0.0.1:$sp"
+mlp=$(port); bg spmem "$work/spipe" listen -s "127.0.0.1:$mlp" -t "127.0.0.1:$sp" -k "$work/key" --max-conns 1000 --log-level error
+"$bp" wait -c "127.0.0.1:$mlp"
+quiet
+echo "== memory: 100 streams of 1-byte frames (up to $SMALL_FRAMES a stream) into a listener whose target never reads"
+mem_out=$("$bp" smallframes -c "127.0.0.1:$mlp" -k "$work/key" -pid "$pid_spmem" -streams 100 -n "$SMALL_FRAMES") ||
+  { echo "  memory measurement failed" >&2; mem_out=""; }
+echo "  $mem_out"
+
 # --- the table
 echo
 echo "== medians of $REPS (bulk MB/s; round trip µs, pinned to one CPU; connections/s)"
@@ -382,7 +409,7 @@ excess "CPU s/GiB: spipe - relay pair, 1 MiB copies" "$spipe_default" relay1m cp
 ratio "bulk: spipe / ssh -L aes128-gcm" "$spipe_default" bulk ssh_aes128 bulk ">=" 1.05
 ratio "rtt p50 (one CPU): spipe / relay pair" "$spipe_default" p50 relay p50 "<=" 1.15
 echo
-echo "== the multiplexed mode (targets from issue 17; spipe --mux = chacha20-poly1305 with forward secrecy)"
+echo "== the multiplexed mode (targets from issue 22; spipe --mux = chacha20-poly1305 with forward secrecy)"
 rtt_ms=$((2 * DELAY_MS))
 for id in raw spiped ssh_chacha20 "$spipe_default" spipemux; do
   v=$(median "$id" ttfb)
@@ -410,6 +437,20 @@ if [ "$v" != - ]; then
 fi
 v=$(median spipemux2 fair)
 [ "$v" != - ] && printf "%-52s %8sx   (no target: the two streams ride different carriers)\n" "fairness: --mux --mux-carriers 2" "$v"
+v=$(echo "$restart_out" | value max_ms)
+if [ -n "$v" ]; then
+  printf "%-52s %8s ms  target <= 1000 ms   %s   (median %s ms of %s)\n" "restart: served after the new listener is up (worst)" "$v" \
+    "$(verdict "$v" "<=" 1000)" "$(echo "$restart_out" | value served_ms)" "$RESTART_N"
+else
+  printf "%-52s %8s\n" "restart: served after the new listener is up" "n/a"
+fi
+v=$(echo "$mem_out" | value growth_kib); b=$(echo "$mem_out" | value bound_kib)
+if [ -n "$v" ] && [ -n "$b" ]; then
+  printf "%-52s %8s KiB target <= %s KiB   %s   (%s frames)\n" "memory: listener growth, 100 streams of 1-byte frames" "$v" "$b" \
+    "$(verdict "$v" "<=" "$b")" "$(echo "$mem_out" | value frames)"
+else
+  printf "%-52s %8s\n" "memory: listener growth, 100 streams of 1-byte frames" "n/a"
+fi
 echo
 echo "== CPU cost ratios (no targets; they explain the wall-clock ones)"
 cost() { # cost TEXT A_ID B_ID METRIC
@@ -426,6 +467,7 @@ cost "CPU per connection: spipe --no-pfs / spiped -f" "$spipe_nopfs" spipedf cpu
 cost "CPU per connection: spipe --no-pfs / relay pair" "$spipe_nopfs" relay cpuc
 echo
 mid() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+echo "machine:$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), $(nproc) CPUs"
 printf "machine before each measurement: busy median %s%% (max %s%%), 1-min load median %s (QUIET_BUSY=%s%%, QUIET_TIMEOUT=%ss)\n" \
   "$(cut -d' ' -f1 "$work/quiet" | mid)" "$(cut -d' ' -f1 "$work/quiet" | sort -g | tail -1)" \
   "$(cut -d' ' -f2 "$work/quiet" | mid)" "$QUIET_BUSY" "$QUIET_TIMEOUT"

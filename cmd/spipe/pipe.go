@@ -90,7 +90,7 @@ func (p *pipeFlags) register(fs *pflag.FlagSet, mode service.Mode) {
 	} else {
 		fs.IntVar(&p.muxStreams, "mux-streams", 0, "with --mux, `N` streams at once on one connection to the listener; more wait for room\n(0: 1000; at most the listener's --mux-streams)")
 	}
-	fs.IntVar(&p.muxWindow, "mux-window", 0, "multiplexed streams: the most one stream may have in flight toward this end, in `BYTES`\n(262144 to 16777216, default 262144). Raise it for bulk streams over long links (one stream moves\nat most this much per round trip); other streams' data may wait behind this much of a bulk one")
+	fs.IntVar(&p.muxWindow, "mux-window", 0, "multiplexed streams: the most one stream may have in flight toward this end once its window\nhas grown, in `BYTES` (262144 to 16777216, default 4194304; 262144: no growth). A stream grows\nonly while it is alone on its carrier and its reader keeps up")
 	fs.StringVar(&p.cipher, "cipher", "", "comma-separated `SUITES` in preference order, from: "+suiteNames()+"\n(default "+defaultSuites()+"; reduced-round suites are used only if both ends list them)")
 	fs.StringVar(&p.context, "context", "", "name of this tunnel (up to 255 bytes), bound into every handshake; both ends must give the same one.\nTunnels that share a key need distinct contexts, or one can be redirected into another")
 	fs.BoolVarP(&p.noPFS, "no-pfs", "f", false, "skip the X25519 exchange (faster handshakes, no forward secrecy; spiped's -f)")

@@ -22,6 +22,7 @@ const (
 	exitDamaged     = 13 // damaged, truncated, extended or tampered input
 	exitOutputExist = 14 // -o file exists, no --force
 	exitNotWritable = 15 // -o directory not writable
+	exitKDFCeiling  = 16 // Argon2id parameters above --max-argon2-*
 )
 
 // exitError carries the exit status an error gets.
@@ -52,6 +53,9 @@ func fileExit(err error) error {
 		code = exitOutputExist
 	case errors.Is(err, sealfile.ErrNotWritable):
 		code = exitNotWritable
+	case errors.Is(err, sealed.ErrArgon2Ceiling):
+		code = exitKDFCeiling
+		err = fmt.Errorf("%w (if you trust the file's source, raise --max-argon2-memory or --max-argon2-passes)", err)
 	default:
 		return err
 	}
@@ -130,7 +134,8 @@ and both commands use every core (-j).
 
 The secret is a key file (-k, as "spipe keygen" makes; the same files the
 tunnels use) or, for files shared with people, a passphrase read from the
-terminal (--passphrase, asked twice; stretched with Argon2id, 64 MiB).
+terminal (--passphrase, asked twice; stretched with Argon2id, 64 MiB; taken in
+Unicode NFC, so accents typed precomposed or combining are the same).
 
 docs/FILE.md specifies the format. Exit statuses are those of spipe-open(1).`,
 		Example: `  tar c dir | spipe seal -k ~/.spipe/key > dir.tar.spipe
@@ -166,6 +171,7 @@ docs/FILE.md specifies the format. Exit statuses are those of spipe-open(1).`,
 func (a *app) openCommand() *cobra.Command {
 	var f fileFlags
 	var rg sealfile.Range
+	var maxMemoryMiB, maxPasses uint32
 	cmd := &cobra.Command{
 		Use:   "open (-k FILE | --passphrase) [-o OUT] [--offset N] [--length N] [IN]",
 		Short: "Check and decrypt a spipe file (or stdin), or any byte range of it",
@@ -183,7 +189,15 @@ that cover the range are read, so the cost does not depend on the file's size;
 from a pipe the whole input is read and checked.
 
 The secret is the key file (-k) or passphrase (--passphrase, read from the
-terminal) the file was sealed with.`,
+terminal) the file was sealed with.
+
+A passphrase file's header says how costly Argon2id must be to open it, and
+anyone can write a header: one at the format's limits (1 GiB, 16 passes) makes
+an open spend 1 GiB of memory and 10 to 16 s before the passphrase can be found
+wrong. open therefore refuses, before running Argon2id, a file that asks for
+more than --max-argon2-memory (256 MiB) or --max-argon2-passes (8), at most
+about 2 s on a 2-vCPU machine; "spipe seal" asks for 64 MiB and 3. Raise them
+only for a file whose source you trust.`,
 		Example: `  spipe open -k ~/.spipe/key dir.tar.spipe | tar x
   spipe open -k ~/.spipe/key -o backup.tar backup.spipe
   spipe open -k ~/.spipe/key --offset 1048576 --length 4096 big.spipe | xxd`,
@@ -196,6 +210,13 @@ terminal) the file was sealed with.`,
 			if rg.Offset < 0 {
 				return usagef("--offset %d: want 0 or more", rg.Offset)
 			}
+			if maxMemoryMiB < sealed.MinArgon2MemoryKiB>>10 || maxMemoryMiB > sealed.MaxArgon2MemoryKiB>>10 {
+				return usagef("--max-argon2-memory %d: want %d to %d (MiB)", maxMemoryMiB, sealed.MinArgon2MemoryKiB>>10, sealed.MaxArgon2MemoryKiB>>10)
+			}
+			if maxPasses < 1 || maxPasses > sealed.MaxArgon2Time {
+				return usagef("--max-argon2-passes %d: want 1 to %d", maxPasses, sealed.MaxArgon2Time)
+			}
+			j.Argon2Ceiling = &sealed.Argon2Params{Time: maxPasses, MemoryKiB: maxMemoryMiB << 10}
 			secret, err := a.secret(&f, false)
 			if err != nil {
 				return err
@@ -206,6 +227,10 @@ terminal) the file was sealed with.`,
 	f.add(cmd, "open")
 	cmd.Flags().Int64Var(&rg.Offset, "offset", 0, "start at plaintext byte `N`")
 	cmd.Flags().Int64Var(&rg.Length, "length", -1, "write at most `N` bytes (default: to the end)")
+	cmd.Flags().Uint32Var(&maxMemoryMiB, "max-argon2-memory", sealed.DefaultArgon2Ceiling.MemoryKiB>>10,
+		"refuse a passphrase file asking Argon2id for more than `MIB` of memory")
+	cmd.Flags().Uint32Var(&maxPasses, "max-argon2-passes", sealed.DefaultArgon2Ceiling.Time,
+		"refuse a passphrase file asking Argon2id for more than `N` passes")
 	return cmd
 }
 
@@ -238,16 +263,21 @@ Success: the whole input was sealed, or opened and authenticated.
 .TP
 .B 1
 Any other failure at run time: an input that cannot be read, a key file
-missing or too short, no terminal for --passphrase, a write error.
+that is missing, unreadable, empty or over 1 MiB (a key file shorter than
+32 bytes loads, with a warning that it cannot hold 256 bits), no terminal
+for --passphrase, a write error.
 .TP
 .B 2
 A command line that makes no sense: an unknown flag, a bad value, both -k
 and --passphrase or neither.
 .TP
 .B %d
-Wrong key or passphrase: the file's header is intact but was sealed under
-another secret (or the other kind: a passphrase for a key file, or the
-reverse).
+Wrong key or passphrase: the file's header passes its checksum but does
+not verify under the secret given (or names the other kind: a passphrase
+for a key file, or the reverse). Either the file was sealed under another
+secret, or its header was altered on purpose: the checksum is not keyed,
+so it tells accidental damage (status %d) from a wrong secret, not an
+attacker's edit from one.
 .TP
 .B %d
 The input is not a spipe file (it does not start with the format's magic;
@@ -260,7 +290,10 @@ A spipe file of a format version this spipe does not read.
 The input is damaged: a header whose checksum fails or whose fields break
 the format, a chunk that fails authentication (modified, reordered,
 dropped, duplicated, from another file), a file cut short, or data after
-its final chunk. The message names the chunk and its byte offset.
+its final chunk. These share one status on purpose: a script can only
+distrust the input and fetch it again, and which of them a damaged file
+shows is partly up to whoever damaged it. The message says which it is and
+names the chunk and its byte offset.
 .TP
 .B %d
 The -o file exists and --force was not given; nothing was written.
@@ -268,4 +301,11 @@ The -o file exists and --force was not given; nothing was written.
 .B %d
 The -o file's directory cannot be written (read-only, missing, or not
 permitted); nothing was written.
-`, exitWrongKey, exitNotSealed, exitVersion, exitDamaged, exitOutputExist, exitNotWritable)
+.TP
+.B %d
+A passphrase file whose header asks Argon2id for more memory or passes than
+--max-argon2-memory and --max-argon2-passes allow (256 MiB and 8 by default):
+refused before Argon2id runs, so a hostile header cannot make open spend up to
+1 GiB and many seconds. The file may be genuine, sealed with costlier
+settings; raise the limits only if you trust its source.
+`, exitWrongKey, exitDamaged, exitNotSealed, exitVersion, exitDamaged, exitOutputExist, exitNotWritable, exitKDFCeiling)

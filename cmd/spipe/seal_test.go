@@ -168,6 +168,23 @@ func TestOpenExitStatuses(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	code, _, _ = invoke("", "seal", "-k", f.key, "--chunk-size", "1000", f.plain)
 	assert.Equal(t, exitUsage, code)
+	// Key files follow the pipe's rule (FILE.md 1.1): 1 byte to 1 MiB,
+	// shorter than 32 bytes with a warning; empty or larger is exit 1.
+	short := write("short-key", []byte("k"))
+	code, _, stderr = invoke("", "seal", "-k", short, "-o", filepath.Join(f.dir, "short.spipe"), f.plain)
+	assert.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "fewer than 32 bytes")
+	code, _, stderr = invoke("", "open", "-k", short, "-o", os.DevNull, filepath.Join(f.dir, "short.spipe"))
+	assert.Equal(t, 0, code, stderr)
+	for _, bad := range []string{write("empty-key", nil), write("big-key", make([]byte, 1<<20+1))} {
+		code, _, stderr = invoke("", "open", "-k", bad, f.sealed)
+		assert.Equal(t, exitFailure, code, stderr)
+	}
+	for _, flag := range []string{"--max-argon2-memory=2048", "--max-argon2-memory=7", "--max-argon2-passes=0", "--max-argon2-passes=17"} {
+		code, _, stderr = invoke("", "open", "-k", f.key, flag, f.sealed)
+		assert.Equal(t, exitUsage, code, flag)
+		assert.Contains(t, stderr, strings.SplitN(flag, "=", 2)[0], flag)
+	}
 }
 
 // TestPassphraseOnTerminal seals and opens with --passphrase typed on a
@@ -184,6 +201,16 @@ func TestPassphraseOnTerminal(t *testing.T) {
 	assert.True(t, bytes.Equal(f.pt, out.Bytes()))
 	runTTY(t, []string{"open", "--passphrase", sealedPath}, io.Discard,
 		[]string{"Passphrase: ", "Tr0ub4dor&3\n"}, exitWrongKey)
+	// A ceiling below what the file asks (seal's 64 MiB, 3 passes): exit
+	// 16 before Argon2id runs, naming the flags that raise it.
+	for _, flag := range []string{"--max-argon2-memory=32", "--max-argon2-passes=2"} {
+		stderr := runTTY(t, []string{"open", "--passphrase", flag, sealedPath}, io.Discard,
+			[]string{"Passphrase: ", "tr0ub4dor&3\n"}, exitKDFCeiling)
+		assert.Contains(t, stderr, "asks for 64 MiB, 3 passes, 4 lanes", flag)
+		assert.Contains(t, stderr, "raise --max-argon2-memory or --max-argon2-passes", flag)
+	}
+	runTTY(t, []string{"open", "--passphrase", "--max-argon2-memory=64", "--max-argon2-passes=3", "-o", os.DevNull, sealedPath},
+		nil, []string{"Passphrase: ", "tr0ub4dor&3\n"}, 0)
 	// Mismatched confirmation: nothing is written.
 	mismatch := filepath.Join(f.dir, "mismatch.spipe")
 	runTTY(t, []string{"seal", "--passphrase", "-o", mismatch, f.plain}, nil,
@@ -198,8 +225,8 @@ func TestPassphraseOnTerminal(t *testing.T) {
 // runTTY runs spipe with a new pseudo-terminal as its controlling
 // terminal (stdin from /dev/null, stdout to out), playing script: a
 // prompt to wait for, then what to type, in turn. It requires the exit
-// status want.
-func runTTY(t *testing.T, args []string, out io.Writer, script []string, want int) {
+// status want, and returns what it wrote to stderr.
+func runTTY(t *testing.T, args []string, out io.Writer, script []string, want int) string {
 	t.Helper()
 	ptmx, tty, err := pty.Open()
 	require.NoError(t, err)
@@ -258,6 +285,7 @@ func runTTY(t *testing.T, args []string, out io.Writer, script []string, want in
 	}
 	assert.Contains(t, transcript, "Passphrase: ")
 	assert.NotContains(t, strings.ToLower(transcript), "tr0ub4dor", "the passphrase was echoed")
+	return stderr.String()
 }
 
 // waitEchoOff waits until the terminal's echo is off (the master reports

@@ -10,6 +10,9 @@
 //	benchpipe ttfb   -c ADDR -n N         N connections one by one: connect to first echoed byte
 //	benchpipe fair   -c ADDR -n N -size B round trips beside a bulk connection: p50 idle, loaded
 //	benchpipe delay  -l ADDR -t ADDR -d D a proxy adding D each way (internal/delayproxy)
+//	benchpipe restart -spipe BIN -t ADDR -n N -gap D   listener restarts under connect --mux: ms to serve
+//	benchpipe silent -l ADDR              a target that never reads
+//	benchpipe smallframes -c ADDR -k FILE -pid PID -streams N -n FRAMES   1-byte frames: listener RSS
 //	benchpipe wait   -c ADDR              wait until ADDR accepts
 //	benchpipe port                        print a free loopback TCP port
 //
@@ -36,7 +39,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fatal(errors.New("usage: benchpipe target|relay|bulk|rtt|cps|ttfb|fair|delay|wait|port [flags]"))
+		fatal(errors.New("usage: benchpipe target|relay|bulk|rtt|cps|ttfb|fair|delay|restart|silent|smallframes|wait|port [flags]"))
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	listen := fs.String("l", "127.0.0.1:0", "address to listen on")
@@ -47,6 +50,11 @@ func main() {
 	size := fs.Int("size", 64, "message size (rtt)")
 	par := fs.Int("p", 1, "concurrent clients (cps)")
 	oneWay := fs.Duration("d", 25*time.Millisecond, "one-way delay (delay)")
+	bin := fs.String("spipe", "spipe", "the spipe binary (restart)")
+	gap := fs.Duration("gap", 300*time.Millisecond, "from SIGTERM to the new listener's start (restart)")
+	keyFile := fs.String("k", "", "key file (smallframes)")
+	pid := fs.Int("pid", 0, "the listener's process id (smallframes)")
+	streams := fs.Int("streams", 100, "streams to open (smallframes)")
 	_ = fs.Parse(os.Args[2:])
 
 	var err error
@@ -69,6 +77,12 @@ func main() {
 		err = fair(*connect, int(*n), *size)
 	case "delay":
 		err = delay(*listen, *target, *oneWay)
+	case "restart":
+		err = restart(*bin, *target, int(*n), *gap)
+	case "silent":
+		err = silent(*listen)
+	case "smallframes":
+		err = smallFrames(*connect, *keyFile, *pid, *streams, int(*n))
 	case "wait":
 		err = wait(*connect)
 	default:
@@ -133,12 +147,11 @@ func farEnd(c *net.TCPConn) {
 
 // freePort prints a loopback port nothing listens on (at that moment).
 func freePort() error {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := pickPort()
 	if err != nil {
 		return err
 	}
-	defer ln.Close()
-	fmt.Println(ln.Addr().(*net.TCPAddr).Port)
+	fmt.Println(p)
 	return nil
 }
 

@@ -22,10 +22,13 @@ const (
 )
 
 // A carrier that fails to open is re-opened after carrierBackoff, doubled
-// after each further failure up to carrierMaxBackoff.
+// after each further failure up to carrierMaxBackoff; but while a
+// connection waits for a carrier, after at most carrierDemandBackoff, so
+// that a listener that is back (a restart) serves it at once.
 const (
-	carrierBackoff    = 100 * time.Millisecond
-	carrierMaxBackoff = 5 * time.Second
+	carrierBackoff       = 100 * time.Millisecond
+	carrierMaxBackoff    = 5 * time.Second
+	carrierDemandBackoff = 250 * time.Millisecond
 )
 
 // errNoCarrier is a connection that found no carrier with room in time.
@@ -34,9 +37,11 @@ var errNoCarrier = errors.New("no carrier to the listener")
 // carrierPool keeps Mux.Carriers carriers open to the listener on the
 // connecting side and opens streams on them. Each carrier has a keeper
 // that opens it (dial and handshake, like a connection's), waits for it
-// to end and opens it again: at once after a carrier that was up, after
-// a growing pause (with jitter) after one that failed to open. So a
-// carrier that dies is replaced for the connections that follow, and a
+// to end, or to say go-away, and opens it again: at once after a carrier
+// that was up or went away, after a growing pause (with jitter) after one
+// that failed to open, shortened while connections wait for a carrier.
+// So a carrier that dies is replaced for the connections that follow, a
+// listener that restarts is served again as soon as it is back, and a
 // listener that is down is not hammered.
 type carrierPool struct {
 	f             *Forwarder
@@ -50,6 +55,7 @@ type carrierPool struct {
 	live    []*pooled     // carriers up, in no order
 	changed chan struct{} // closed (and replaced) when live or room changes
 	lastErr error         // why the last carrier failed to open
+	wanted  chan struct{} // closed (and replaced) when a connection finds no carrier
 }
 
 // pooled is a carrier of the pool with the streams it carries now.
@@ -66,7 +72,7 @@ type pooled struct {
 func (f *Forwarder) startCarriers(quiet bool) *carrierPool {
 	m := f.Mux
 	p := &carrierPool{f: f, quiet: quiet, n: m.Carriers, perCarrier: m.StreamsPerCarrier,
-		changed: make(chan struct{})}
+		changed: make(chan struct{}), wanted: make(chan struct{})}
 	if p.n <= 0 {
 		p.n = defaultCarriers
 	}
@@ -94,14 +100,8 @@ func (p *carrierPool) keep(i int) {
 	defer p.wg.Done()
 	wait := time.Duration(0)
 	for {
-		if wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-t.C:
-			case <-p.ctx.Done():
-				t.Stop()
-				return
-			}
+		if wait > 0 && !p.pause(wait) {
+			return
 		}
 		if p.ctx.Err() != nil {
 			return
@@ -121,11 +121,38 @@ func (p *carrierPool) keep(i int) {
 		}
 		// A carrier that the listener closes at once (it has as many as
 		// it takes) is retried after the same growing pause as one that
-		// failed to open, not in a tight loop.
-		if lived := p.serve(i, c, s); lived >= time.Second {
+		// failed to open, not in a tight loop; one that went away after it
+		// had been up (the listener is restarting) is replaced at once.
+		if lived, goneAway := p.serve(i, c, s); lived >= time.Second || goneAway && lived >= carrierBackoff {
 			wait = 0
 		} else {
 			wait = min(max(2*wait, carrierBackoff), carrierMaxBackoff)
+		}
+	}
+}
+
+// pause waits d before a keeper tries again, or at most
+// carrierDemandBackoff from its start once a connection is waiting for a
+// carrier. It returns false if the pool closed meanwhile.
+func (p *carrierPool) pause(d time.Duration) bool {
+	now := time.Now()
+	until, demanded := now.Add(d), now.Add(carrierDemandBackoff)
+	for {
+		p.mu.Lock()
+		wanted := p.wanted
+		p.mu.Unlock()
+		t := time.NewTimer(time.Until(until))
+		select {
+		case <-t.C:
+			return true
+		case <-p.ctx.Done():
+			t.Stop()
+			return false
+		case <-wanted:
+			t.Stop()
+			if demanded.Before(until) {
+				until = demanded
+			}
 		}
 	}
 }
@@ -150,9 +177,10 @@ func (p *carrierPool) connect() (Carrier, *Session, error) {
 	defer cancel()
 	raw, err := f.Dial(dctx, nil)
 	if err != nil {
-		if !isShutdown(err) {
-			f.observer().DialError(err)
-		}
+		// A carrier's own connection is not a connection of the
+		// metrics' (docs: they add up without it): its failure to open
+		// is its keeper's warning, and a connection that then finds no
+		// carrier fails its own dial.
 		return nil, nil, fmt.Errorf("%w: %w", errDial, err)
 	}
 	stop := context.AfterFunc(p.ctx, func() { raw.Close() })
@@ -169,9 +197,10 @@ func (p *carrierPool) connect() (Carrier, *Session, error) {
 	return c, s.stream(), nil
 }
 
-// serve publishes carrier c until it ends or the pool closes, then
-// closes it. It returns how long the carrier was up.
-func (p *carrierPool) serve(i int, c Carrier, s *Session) time.Duration {
+// serve publishes carrier c until it ends, goes away or the pool closes,
+// then closes it (one that went away, once its streams have ended). It
+// returns how long the carrier was up, and whether it went away.
+func (p *carrierPool) serve(i int, c Carrier, s *Session) (time.Duration, bool) {
 	f := p.f
 	obs := f.observer()
 	obs.CarrierOpened()
@@ -188,12 +217,18 @@ func (p *carrierPool) serve(i int, c Carrier, s *Session) time.Duration {
 	p.broadcast()
 	p.mu.Unlock()
 
-	retired := false
+	retired, goneAway := false, false
 	select {
 	case <-c.Done():
 	case <-p.ctx.Done():
 	case <-pc.retired:
 		retired = true
+	case <-c.GoingAway():
+		select {
+		case <-c.Done(): // it ended already: as any end
+		default:
+			retired, goneAway = true, true
+		}
 	}
 	p.mu.Lock()
 	p.live = slices.DeleteFunc(p.live, func(q *pooled) bool { return q == pc })
@@ -202,14 +237,18 @@ func (p *carrierPool) serve(i int, c Carrier, s *Session) time.Duration {
 	if retired {
 		// It takes no new streams but carries its open ones to their end
 		// while the keeper opens its successor.
-		p.logAt(slog.LevelInfo, "carrier retired: it can open no more streams; opening another", attrs...)
+		msg := "carrier retired: it can open no more streams; opening another"
+		if goneAway {
+			msg = "carrier going away (the listener is shutting down, or no longer takes its key); opening another"
+		}
+		p.logAt(slog.LevelInfo, msg, attrs...)
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
 			p.drain(pc)
 			c.Close()
 		}()
-		return time.Since(start)
+		return time.Since(start), goneAway
 	}
 	c.Close()
 
@@ -225,7 +264,7 @@ func (p *carrierPool) serve(i int, c Carrier, s *Session) time.Duration {
 	default:
 		p.logAt(slog.LevelDebug, "carrier closed", attrs...)
 	}
-	return time.Since(start)
+	return time.Since(start), false
 }
 
 // logAt logs a carrier's line at level, or at debug level in a quiet
@@ -295,6 +334,11 @@ func (p *carrierPool) open(ctx context.Context) (Conn, *Session, error) {
 		}
 		if best == nil {
 			changed, last := p.changed, p.lastErr
+			if len(p.live) == 0 {
+				// Wake the keepers out of their pause: a connection waits.
+				close(p.wanted)
+				p.wanted = make(chan struct{})
+			}
 			p.mu.Unlock()
 			select {
 			case <-changed:
@@ -317,12 +361,17 @@ func (p *carrierPool) open(ctx context.Context) (Conn, *Session, error) {
 		if ctx.Err() != nil {
 			return nil, nil, &noCarrierError{last: err, ctx: ctx.Err()}
 		}
-		if errors.Is(err, mux.ErrSessionClosed) {
-			// It is ending under us: its keeper replaces it.
+		if errors.Is(err, mux.ErrSessionClosed) || errors.Is(err, mux.ErrGoAway) {
+			// It is ending, or going away, under us: its keeper replaces
+			// it.
 			select {
 			case <-best.c.Done():
+			case <-best.c.GoingAway():
 			case <-ctx.Done():
 			}
+			p.mu.Lock()
+			p.live = slices.DeleteFunc(p.live, func(q *pooled) bool { return q == best })
+			p.mu.Unlock()
 			continue
 		}
 		// It lives on but opens no more streams (its stream ids ran out
@@ -375,6 +424,11 @@ func (s *poolStream) Close() error {
 // ReadFrom is the stream's own (see framed).
 func (s *poolStream) ReadFrom(r io.Reader) (int64, error) {
 	return s.Conn.(io.ReaderFrom).ReadFrom(r)
+}
+
+// WriteTo is the stream's own (see framedSource).
+func (s *poolStream) WriteTo(w io.Writer) (int64, error) {
+	return s.Conn.(io.WriterTo).WriteTo(w)
 }
 
 var _ net.Conn = (*poolStream)(nil)

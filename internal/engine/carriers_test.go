@@ -18,13 +18,15 @@ import (
 // fakeCarrier is a Carrier whose streams are pipe ends; end ends it, and
 // exhaust makes it refuse new streams while it lives.
 type fakeCarrier struct {
-	done      chan struct{}
-	once      sync.Once
-	exhausted atomic.Bool
-	opened    atomic.Int32
+	done, away     chan struct{}
+	once, awayOnce sync.Once
+	exhausted      atomic.Bool
+	opened         atomic.Int32
 }
 
-func newFakeCarrier() *fakeCarrier { return &fakeCarrier{done: make(chan struct{})} }
+func newFakeCarrier() *fakeCarrier {
+	return &fakeCarrier{done: make(chan struct{}), away: make(chan struct{})}
+}
 
 type pipeStream struct{ net.Conn }
 
@@ -43,13 +45,15 @@ func (c *fakeCarrier) Open(ctx context.Context) (net.Conn, error) {
 	a, _ := net.Pipe()
 	return pipeStream{a}, nil
 }
-func (c *fakeCarrier) Accept() (net.Conn, error) { <-c.done; return nil, mux.ErrSessionClosed }
-func (c *fakeCarrier) NumStreams() int           { return 0 }
-func (c *fakeCarrier) Done() <-chan struct{}     { return c.done }
-func (c *fakeCarrier) Err() error                { return nil }
-func (c *fakeCarrier) Close() error              { c.end(); return nil }
-func (c *fakeCarrier) RemoteAddr() net.Addr      { return &net.TCPAddr{} }
-func (c *fakeCarrier) end()                      { c.once.Do(func() { close(c.done) }) }
+func (c *fakeCarrier) Accept() (net.Conn, error)  { <-c.done; return nil, mux.ErrSessionClosed }
+func (c *fakeCarrier) NumStreams() int            { return 0 }
+func (c *fakeCarrier) Done() <-chan struct{}      { return c.done }
+func (c *fakeCarrier) Err() error                 { return nil }
+func (c *fakeCarrier) Close() error               { c.end(); return nil }
+func (c *fakeCarrier) GoAway() error              { c.awayOnce.Do(func() { close(c.away) }); return nil }
+func (c *fakeCarrier) GoingAway() <-chan struct{} { return c.away }
+func (c *fakeCarrier) RemoteAddr() net.Addr       { return &net.TCPAddr{} }
+func (c *fakeCarrier) end()                       { c.once.Do(func() { close(c.done) }) }
 
 // carrierForwarder is a connecting Forwarder whose carriers are fakes,
 // handed out in the order they are opened.

@@ -139,6 +139,10 @@ type Forwarder struct {
 	plainBufs sync.Pool // PlainCopyBuffer's buffers, when it is set
 	lines     *lineLimiter
 	carriers  *carrierPool // while Serve or Handle runs with Mux
+
+	liveMu       sync.Mutex
+	liveCarriers map[*liveCarrier]struct{} // carriers served (listening side)
+	keepKey      func(key string) bool     // RetireCarriers' last verdict
 }
 
 // Side names one end of a forwarded connection.

@@ -51,17 +51,39 @@ func newGate(maxConns, maxWaiting int, maxWait time.Duration, log *slog.Logger, 
 // error wrapping errLimit when none came free in time, or with ctx's
 // error when ctx ends first; leave gives a place back. It knows nothing
 // of what takes the place, so a connection and a stream of a carrier
-// enter alike.
-func (g *gate) enter(ctx context.Context) error {
+// enter alike; but only a connection that waits counts toward pausing
+// the accept loop (waitRoom).
+func (g *gate) enter(ctx context.Context) error { return g.wait(ctx, true) }
+
+// enterStream is enter for a stream of a multiplexed carrier. A waiting
+// stream does not count toward pausing the accept loop: its carrier
+// bounds how many of its streams wait (maxWaitingStreams), and the
+// carriers are bounded too (enterCarrier).
+func (g *gate) enterStream(ctx context.Context) error { return g.wait(ctx, false) }
+
+// tryEnter takes a place if one is free now (always, on a nil gate or
+// one without a limit).
+func (g *gate) tryEnter() bool {
+	if g == nil {
+		return true
+	}
 	if g.slots == nil {
 		g.open.Add(1)
-		return nil
+		return true
 	}
 	select {
 	case g.slots <- struct{}{}:
 		g.open.Add(1)
-		return nil
+		return true
 	default:
+		return false
+	}
+}
+
+// wait is enter, counting the wait in waiting (for waitRoom) if counted.
+func (g *gate) wait(ctx context.Context, counted bool) error {
+	if g.tryEnter() {
+		return nil
 	}
 	// Under sustained load every connection meets a full house: say so at
 	// most every limitWarnEvery, not once per connection.
@@ -70,17 +92,19 @@ func (g *gate) enter(ctx context.Context) error {
 	if g.maxWait <= 0 {
 		return g.limitError()
 	}
-	g.waiting.Add(1)
 	g.obs.Waiting(1)
-	defer func() {
-		g.obs.Waiting(-1)
-		if g.waiting.Add(-1) == g.maxWaiting-1 {
-			select {
-			case g.room <- struct{}{}:
-			default:
+	defer g.obs.Waiting(-1)
+	if counted {
+		g.waiting.Add(1)
+		defer func() {
+			if g.waiting.Add(-1) == g.maxWaiting-1 {
+				select {
+				case g.room <- struct{}{}:
+				default:
+				}
 			}
-		}
-	}()
+		}()
+	}
 	t := time.NewTimer(g.maxWait)
 	defer t.Stop()
 	select {
@@ -99,6 +123,9 @@ func (g *gate) limitError() error {
 }
 
 func (g *gate) leave() {
+	if g == nil {
+		return
+	}
 	g.open.Add(-1)
 	if g.slots != nil {
 		<-g.slots

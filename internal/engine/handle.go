@@ -116,7 +116,8 @@ func (f *Forwarder) forward(ctx, soft context.Context, raw net.Conn, g *gate, t 
 		return f.serveCarrier(ctx, soft, l.carrier, l.session, peer, g, w)
 	}
 	defer obs.ConnClosed()
-	return f.transfer(ctx, &l, peer, start, w, report)
+	_, _, err = f.transfer(ctx, &l, peer, start, w, report)
+	return err
 }
 
 // errCarrierLimit is a carrier closed because as many as MaxPending are
@@ -129,12 +130,12 @@ func errShutdownOf(err error) error { return fmt.Errorf("%w (%w)", errShutdown, 
 
 // transfer copies an open link both ways, gives its place at the gate
 // back, reports how it ended (an end, or a failure) and writes its log
-// lines. It returns nil if both directions ended in order, the error
-// otherwise (for Handle's caller: a stdio connection's user hears of a
-// reset too).
-func (f *Forwarder) transfer(ctx context.Context, l *link, peer net.Addr, start time.Time, w *workers, report bool) error {
+// lines. It returns the bytes forwarded each way, and nil if both
+// directions ended in order, the error otherwise (for Handle's caller: a
+// stdio connection's user hears of a reset too).
+func (f *Forwarder) transfer(ctx context.Context, l *link, peer net.Addr, start time.Time, w *workers, report bool) (up, down int64, err error) {
 	defer l.leave()
-	up, down, err := f.pipe(ctx, l.in, l.out, w)
+	up, down, err = f.pipe(ctx, l.in, l.out, w)
 	how, ok := endOf(err)
 	switch {
 	case ok:
@@ -148,12 +149,12 @@ func (f *Forwarder) transfer(ctx context.Context, l *link, peer net.Addr, start 
 	if ok {
 		f.observer().Ended(how)
 		f.logEnd(ctx, peer, l.session, up, down, start, how, err)
-		return err
+		return up, down, err
 	}
 	f.observer().TransferError(err)
 	f.logFailure(ctx, peer, stageTransfer, err, l.session, up, down, report)
 	f.logEnd(ctx, peer, l.session, up, down, start, "", err)
-	return err
+	return up, down, err
 }
 
 // open runs the handshake and the dial in the order that keeps the target

@@ -97,8 +97,8 @@ func (f *Forwarder) copyHalf(dst, src Conn, toTarget bool, idle *idleWatch, h ha
 	if fw, ok := framed(dst); ok {
 		return copyIntoFrames(fw, src, toTarget, idle, obs, h, srcSide, dstSide)
 	}
-	if sc, ok := src.(*spipe.Conn); ok {
-		return copyFromFrames(dst, sc, toTarget, idle, obs, h, srcSide, dstSide)
+	if fr, ok := framedSource(src); ok {
+		return copyFromFrames(dst, fr, toTarget, idle, obs, h, srcSide, dstSide)
 	}
 	pool := &bufPool
 	if f.PlainCopyBuffer > 0 {
@@ -172,12 +172,24 @@ type frameWriter interface {
 
 // framed returns dst as a frameWriter if it is one: a *spipe.Conn, or a
 // stream of a multiplexed carrier, whose ReadFrom reads exactly what one
-// message holds (a copy loop's 64 KiB would cost a second, tiny message
-// and frame for every read).
+// frame holds (a copy loop's 64 KiB would cost a second, tiny frame for
+// every read, and cap bulk frames at 64 KiB).
 func framed(dst Conn) (frameWriter, bool) {
 	switch d := dst.(type) {
 	case *spipe.Conn, *mux.Stream, *poolStream:
 		return d.(frameWriter), true
+	}
+	return nil, false
+}
+
+// framedSource returns src as an io.WriterTo if it is a *spipe.Conn or a
+// stream of a multiplexed carrier, whose WriteTo writes what it received
+// straight from its own buffer (a frame opened in place, or the stream's
+// buffer).
+func framedSource(src Conn) (io.WriterTo, bool) {
+	switch s := src.(type) {
+	case *spipe.Conn, *mux.Stream, *poolStream:
+		return s.(io.WriterTo), true
 	}
 	return nil, false
 }
@@ -212,6 +224,20 @@ type watchedReader struct {
 	err      error // the source's own error, io.EOF aside
 }
 
+// SyscallConn gives the source's socket, if it has one, so a stream's
+// ReadFrom can see whether data is already waiting (it sends the stream's
+// open with its first data then, alone at once otherwise). What is read
+// is still read through Read.
+func (w *watchedReader) SyscallConn() (syscall.RawConn, error) {
+	if sc, ok := w.r.(syscall.Conn); ok {
+		return sc.SyscallConn()
+	}
+	return nil, errNoSocket
+}
+
+// errNoSocket is a source without a socket of its own (a stdio stream).
+var errNoSocket = errors.New("not a socket")
+
 func (w *watchedReader) Read(p []byte) (int, error) {
 	if w.pending > 0 {
 		w.idle.touch()
@@ -230,13 +256,15 @@ func (w *watchedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// copyFromFrames is copyHalf from a spipe connection: its WriteTo opens
-// each frame in place and writes its data to dst straight from the frame,
-// so the plaintext passes through no buffer of ours, and a frame larger
-// than one (the tool's large frames, see pkg/spipe's tiers) is still one
-// write. dst is wrapped to keep what copyHalf does per chunk (idle clock,
-// byte count) and to tell dst's errors from the connection's.
-func copyFromFrames(dst Conn, src *spipe.Conn, toTarget bool, idle *idleWatch, obs Observer, h halves, srcSide, dstSide string) (int64, error) {
+// copyFromFrames is copyHalf from a spipe connection or a stream: its
+// WriteTo writes the data to dst straight from where it was received (a
+// spipe connection opens each frame in place; a stream writes from its
+// buffer), so the plaintext passes through no buffer of ours, and a frame
+// larger than one (the tool's large frames, see pkg/spipe's tiers) is
+// still one write. dst is wrapped to keep what copyHalf does per chunk
+// (idle clock, byte count) and to tell dst's errors from the
+// connection's.
+func copyFromFrames(dst Conn, src io.WriterTo, toTarget bool, idle *idleWatch, obs Observer, h halves, srcSide, dstSide string) (int64, error) {
 	w := &watchedWriter{w: dst, idle: idle, obs: obs, toTarget: toTarget}
 	n, err := src.WriteTo(w)
 	if w.err != nil {

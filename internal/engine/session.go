@@ -49,6 +49,11 @@ type Carrier interface {
 	// closed on purpose by either end).
 	Done() <-chan struct{}
 	Err() error
+	// GoAway tells the peer this end takes (or opens) no new streams; the
+	// open ones carry on, and the carrier ends once none is. GoingAway is
+	// closed once either end has said so.
+	GoAway() error
+	GoingAway() <-chan struct{}
 	// Close ends the carrier after sending what was queued on it; open
 	// streams are reset.
 	Close() error

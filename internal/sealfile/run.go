@@ -17,9 +17,12 @@ type Job struct {
 	Force    bool   // overwrite Out
 	Progress bool   // draw a bar even off a terminal
 	Workers  int
-	Stdin    io.Reader
-	Stdout   io.Writer
-	Stderr   io.Writer
+	// Argon2Ceiling bounds what a passphrase file's header may ask of
+	// Argon2id when opening (nil: the library's default).
+	Argon2Ceiling *sealed.Argon2Params
+	Stdin         io.Reader
+	Stdout        io.Writer
+	Stderr        io.Writer
 }
 
 // input is what a run reads: a stream, and for a regular file also
@@ -142,7 +145,7 @@ func Open(j *Job, secret *sealed.Secret, rg Range) error {
 		return err
 	}
 	bar := newProgress(showProgress(j.Progress, j.Stderr, -1), j.Stderr, -1, "opening")
-	r, err := sealed.NewReader(bar.reader(in.r), secret, &sealed.Options{Workers: j.Workers})
+	r, err := sealed.NewReader(bar.reader(in.r), secret, j.readOptions())
 	if err == nil {
 		err = copyStream(out, r, rg)
 		r.Close()
@@ -179,7 +182,7 @@ func copyStream(out io.Writer, r *sealed.Reader, rg Range) error {
 // chunk (which authenticates the size) and the chunks that cover the
 // range are read, each by the worker that opens it.
 func openAt(j *Job, f io.ReaderAt, size int64, secret *sealed.Secret, rg Range) error {
-	ra, err := sealed.NewReaderAt(f, size, secret, &sealed.Options{Workers: j.Workers})
+	ra, err := sealed.NewReaderAt(f, size, secret, j.readOptions())
 	if err != nil {
 		return fmt.Errorf("%s: %w", j.name(), err)
 	}
@@ -200,4 +203,9 @@ func openAt(j *Job, f io.ReaderAt, size int64, secret *sealed.Secret, rg Range) 
 		err = fmt.Errorf("%s: %w", j.name(), err)
 	}
 	return finish(out, bar, err)
+}
+
+// readOptions are the options an open passes the library.
+func (j *Job) readOptions() *sealed.Options {
+	return &sealed.Options{Workers: j.Workers, Argon2Ceiling: j.Argon2Ceiling}
 }

@@ -1,6 +1,8 @@
 package service
 
 import (
+	"slices"
+
 	"github.com/spipe-dev/spipe/internal/keyring"
 	"github.com/spipe-dev/spipe/pkg/spipe"
 )
@@ -71,6 +73,10 @@ func (s *Service) Reload() error {
 	}
 	s.keys.Store(ks)
 	s.logKeys(ks)
+	// A multiplexed carrier whose client proved a key no longer loaded
+	// forwards no new stream (its open ones are kept, as open plain
+	// connections are).
+	s.fwd.RetireCarriers(func(key string) bool { return slices.Contains(ks.fingerprints, key) })
 	return nil
 }
 

@@ -90,7 +90,8 @@ type Options struct {
 	// on it, those a listener accepts on it (0: 1000).
 	MuxStreams int
 	// MuxWindow is the most one stream may have in flight toward this
-	// side (mux.Config.MaxStreamWindow; 0: 256 KiB).
+	// side once its window has grown (mux.Config.MaxStreamWindow; 0:
+	// 4 MiB).
 	MuxWindow int
 
 	PidFile     string
@@ -182,8 +183,9 @@ func (o *Options) Validate() error {
 	return nil
 }
 
-// maxMuxWindow bounds --mux-window: what go-yamux grows a window to by
-// default.
+// maxMuxWindow bounds --mux-window: four times the default, so that one
+// carrier's growth budget (four windows, docs/PROTOCOL.md 7.8) stays
+// within 64 MiB.
 const maxMuxWindow = 16 << 20
 
 // maxCarriers bounds --mux-carriers: a handful spreads streams over

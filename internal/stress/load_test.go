@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -209,10 +208,7 @@ func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) 
 func TestLoadProcesses(t *testing.T) {
 	conns := pick(100, 1000)
 	size := pick(256<<10, 1<<20)
-	bin := filepath.Join(t.TempDir(), "spipe")
-	build := exec.Command("go", "build", "-o", bin, "github.com/spipe-dev/spipe/cmd/spipe")
-	build.Stderr = os.Stderr
-	require.NoError(t, build.Run(), "building spipe")
+	bin := spipeBinary(t)
 	key := pipetest.KeyFile(t)
 	tg := startTarget(t, false)
 

@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"net"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -25,4 +26,26 @@ func TCPPair(t testing.TB) (client, server net.Conn) {
 	require.NotNil(t, server, "accept failed")
 	t.Cleanup(func() { client.Close(); server.Close() })
 	return client, server
+}
+
+// RecordingConn keeps a copy of everything written to it: what one end
+// of a session put on the wire, for the transcript tests.
+type RecordingConn struct {
+	net.Conn
+	mu      sync.Mutex
+	written []byte
+}
+
+func (r *RecordingConn) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	r.written = append(r.written, p...)
+	r.mu.Unlock()
+	return r.Conn.Write(p)
+}
+
+// Bytes returns a copy of what was written so far.
+func (r *RecordingConn) Bytes() []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]byte(nil), r.written...)
 }

@@ -69,18 +69,3 @@ func TestShortConnectionsReuseFrameBuffers(t *testing.T) {
 	// of its buffers, and more.
 	assert.Less(t, perConn, buffers*3/5, "frame buffers are not reused")
 }
-
-// TestFindingAPoolAllocatesNothing: tier switches look pools up per frame
-// in some streams, so the lookup must not allocate (as boxing a length
-// for a map key would), and each length has one pool.
-func TestFindingAPoolAllocatesNothing(t *testing.T) {
-	sizes := []int{readBufSize(DefaultMaxPayload), readBufSize(MaxPayloadLimit), writeBufSize(MaxPayloadLimit), 12345}
-	for _, n := range sizes {
-		poolOf(n)
-	}
-	for _, n := range sizes {
-		assert.Zero(t, testing.AllocsPerRun(100, func() { poolOf(n) }), "size %d", n)
-		assert.Same(t, poolOf(n), poolOf(n))
-	}
-	assert.NotSame(t, poolOf(sizes[0]), poolOf(sizes[1]))
-}

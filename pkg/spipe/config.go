@@ -101,14 +101,15 @@ type Config struct {
 	// negative value means no bound beyond the context.
 	HandshakeTimeout time.Duration
 
-	// Multiplex selects the multiplexed mode (docs/PROTOCOL.md section 7):
-	// many streams over one connection, run by package
-	// [github.com/spipe-dev/spipe/pkg/spipe/mux]. A client with Multiplex
-	// set asks for it, and its handshake fails unless the server runs it.
-	// A server with Multiplex set runs it for clients that ask and the
-	// plain byte stream for the others, so one listener serves both;
-	// ConnectionState.Multiplexed says which a connection runs. A server
-	// without it refuses clients that ask for the multiplexed mode.
+	// Multiplex selects the multiplexed mode (mode 3, docs/PROTOCOL.md
+	// section 7): many streams over one connection, each in frames of its
+	// own, run by package [github.com/spipe-dev/spipe/pkg/spipe/mux]. A
+	// client with Multiplex set asks for it, and its handshake fails
+	// unless the server runs it. A server with Multiplex set runs it for
+	// clients that ask and the plain byte stream for the others, so one
+	// listener serves both; ConnectionState.Multiplexed says which a
+	// connection runs. A server without it refuses clients that ask for
+	// the multiplexed mode. The retired mode 2 is refused either way.
 	Multiplex bool
 
 	// rand, if set, replaces crypto/rand for nonces and ephemeral keys:

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spipe-dev/spipe/pkg/aead"
 	"github.com/spipe-dev/spipe/pkg/spipe/frame"
+	"github.com/spipe-dev/spipe/pkg/spipe/internal/pool"
 )
 
 // readAhead is how much beyond one maximal frame the reader buffers, so one
@@ -50,7 +51,8 @@ type Conn struct {
 	hsErr  error
 	state  ConnectionState
 
-	closed atomic.Bool
+	closed  atomic.Bool
+	carried atomic.Bool // a multiplexed connection's frames were handed to package mux
 
 	dlMu            sync.Mutex
 	readDL, writeDL time.Time // the user's deadlines, restored after the handshake
@@ -108,9 +110,10 @@ type ConnectionState struct {
 	// and padding) this side sends in one frame.
 	MaxPayload int
 	// Multiplexed reports whether the connection runs the multiplexed
-	// mode (Config.Multiplex): then its byte stream is for package
-	// [github.com/spipe-dev/spipe/pkg/spipe/mux] to carry streams, not for
-	// the application to read and write directly.
+	// mode (Config.Multiplex, mode 3): then its frames carry streams, run
+	// by package [github.com/spipe-dev/spipe/pkg/spipe/mux], and Read,
+	// Write, ReadFrom, WriteTo, CloseWrite and SendKeepalive fail; only
+	// Close and the address and deadline methods apply to it directly.
 	Multiplexed bool
 }
 
@@ -248,6 +251,18 @@ func (c *Conn) handshakeOnce() error {
 	return c.HandshakeContext(context.Background())
 }
 
+// byteStream runs the handshake if needed and fails if the connection
+// runs the multiplexed mode, whose frames are the stream layer's.
+func (c *Conn) byteStream() error {
+	if err := c.handshakeOnce(); err != nil {
+		return err
+	}
+	if c.state.Multiplexed {
+		return errMultiplexed
+	}
+	return nil
+}
+
 // ConnectionState returns the negotiated parameters (zero before the
 // handshake completes).
 func (c *Conn) ConnectionState() ConnectionState {
@@ -262,7 +277,7 @@ func (c *Conn) ConnectionState() ConnectionState {
 // ErrTruncated, ErrFrameTooLarge, ErrMalformedFrame, ErrCounterExhausted)
 // if the stream cannot be trusted, after which the connection is dead.
 func (c *Conn) Read(p []byte) (int, error) {
-	if err := c.handshakeOnce(); err != nil {
+	if err := c.byteStream(); err != nil {
 		return 0, err
 	}
 	in := &c.in
@@ -295,36 +310,23 @@ func (c *Conn) Read(p []byte) (int, error) {
 // if any, is left in in.data and 0 returned. in.mu is held.
 func (c *Conn) readFrame(p []byte) (int, error) {
 	in := &c.in
-	if err := c.fill(frame.HeaderSize); err != nil {
-		return 0, err
-	}
-	n, err := frame.Size(in.buf[in.start:])
-	if err == nil && n-frame.Overhead > in.limit {
-		err = frame.ErrTooLarge
-	}
+	f, err := c.nextSealed()
 	if err != nil {
-		return 0, c.failRead(fmt.Errorf("spipe: read: frame %d: %w", in.counter, err))
-	}
-	if err := c.fill(n); err != nil {
 		return 0, err
 	}
-	if in.counter > frame.MaxCounter {
-		return 0, c.failRead(fmt.Errorf("spipe: read: %w", ErrCounterExhausted))
-	}
-	f := in.buf[in.start : in.start+n]
 	off := in.fc.DataOffset()
 	dst := f[off:off] // in place
-	direct := n-frame.Overhead <= len(p)
+	direct := len(f)-frame.Overhead <= len(p)
 	if direct {
 		dst = p[:0] // saves copying the data out afterwards
 	}
-	t, data, err := in.fc.Open(dst, f, in.counter)
+	t, data, err := c.openSealed(dst, f)
 	if err != nil {
-		return 0, c.failRead(fmt.Errorf("spipe: read: frame %d: %w", in.counter, err))
+		return 0, err
 	}
-	in.counter++
-	in.start += n
 	switch {
+	case t > frame.Keepalive:
+		return 0, c.failRead(fmt.Errorf("spipe: read: frame %d: %w: %s frame outside the multiplexed mode", in.counter-1, ErrMalformedFrame, t))
 	case t == frame.Data && direct:
 		return len(data), nil
 	case t == frame.Data:
@@ -334,6 +336,43 @@ func (c *Conn) readFrame(p []byte) (int, error) {
 		c.releaseReadBuf()
 	}
 	return 0, nil
+}
+
+// nextSealed reads the next frame into the receive buffer, checks its
+// size and the counter, and returns it, still sealed, at
+// in.buf[in.start:]. in.mu is held.
+func (c *Conn) nextSealed() ([]byte, error) {
+	in := &c.in
+	if err := c.fill(frame.HeaderSize); err != nil {
+		return nil, err
+	}
+	n, err := frame.Size(in.buf[in.start:])
+	if err == nil && n-frame.Overhead > in.limit {
+		err = frame.ErrTooLarge
+	}
+	if err != nil {
+		return nil, c.failRead(fmt.Errorf("spipe: read: frame %d: %w", in.counter, err))
+	}
+	if err := c.fill(n); err != nil {
+		return nil, err
+	}
+	if in.counter > frame.MaxCounter {
+		return nil, c.failRead(fmt.Errorf("spipe: read: %w", ErrCounterExhausted))
+	}
+	return in.buf[in.start : in.start+n], nil
+}
+
+// openSealed opens f, the frame nextSealed returned, into dst and
+// consumes it. in.mu is held.
+func (c *Conn) openSealed(dst, f []byte) (frame.Type, []byte, error) {
+	in := &c.in
+	t, body, err := in.fc.Open(dst, f, in.counter)
+	if err != nil {
+		return 0, nil, c.failRead(fmt.Errorf("spipe: read: frame %d: %w", in.counter, err))
+	}
+	in.counter++
+	in.start += len(f)
+	return t, body, nil
 }
 
 // fill makes at least n raw bytes available at in.buf[in.start:]. A timeout
@@ -353,7 +392,7 @@ func (c *Conn) fill(n int) error {
 		}
 	}
 	if in.box == nil {
-		in.box = getBuf(in.smallSize)
+		in.box = pool.Get(in.smallSize)
 		in.buf = *in.box
 	}
 	if n > len(in.buf) {
@@ -418,10 +457,10 @@ func (c *Conn) failRead(err error) error {
 // in.mu is held.
 func (c *Conn) useReadBuf(size int) {
 	in := &c.in
-	b := getBuf(size)
+	b := pool.Get(size)
 	in.end = copy(*b, in.buf[in.start:in.end])
 	in.start = 0
-	putBuf(in.box)
+	pool.Put(in.box)
 	in.box, in.buf = b, *b
 }
 
@@ -430,7 +469,7 @@ func (c *Conn) useReadBuf(size int) {
 // in.mu is held.
 func (c *Conn) releaseReadBuf() {
 	if c.in.box != nil {
-		putBuf(c.in.box)
+		pool.Put(c.in.box)
 		c.in.box, c.in.buf, c.in.start, c.in.end = nil, nil, 0, 0
 	}
 }
@@ -440,7 +479,7 @@ func (c *Conn) releaseReadBuf() {
 // held.
 func (c *Conn) releaseWriteBuf() {
 	if c.out.box != nil {
-		putBuf(c.out.box)
+		pool.Put(c.out.box)
 		c.out.box = nil
 	}
 }
@@ -450,7 +489,7 @@ func (c *Conn) releaseWriteBuf() {
 // connection cannot send again. io.Copy into a Conn uses ReadFrom, which
 // reads straight into the frame and saves Write's copy.
 func (c *Conn) Write(p []byte) (int, error) {
-	if err := c.handshakeOnce(); err != nil {
+	if err := c.byteStream(); err != nil {
 		return 0, err
 	}
 	out := &c.out
@@ -463,8 +502,8 @@ func (c *Conn) Write(p []byte) (int, error) {
 	// More than a small frame holds goes through the big tier, for this
 	// call only.
 	if len(p) > out.dataCap(len(buf)) && out.bigTier() {
-		big := getBuf(out.bigSize)
-		defer putBuf(big)
+		big := pool.Get(out.bigSize)
+		defer pool.Put(big)
 		buf = *big
 	}
 	n := 0
@@ -496,7 +535,7 @@ func (c *Conn) writable() error {
 // held.
 func (c *Conn) smallWriteBuf() []byte {
 	if c.out.box == nil {
-		c.out.box = getBuf(c.out.smallSize)
+		c.out.box = pool.Get(c.out.smallSize)
 	}
 	return *c.out.box
 }
@@ -516,6 +555,13 @@ func (c *Conn) sendFrame(buf []byte, t frame.Type, data []byte) error {
 	}
 	f := out.fc.Seal(buf[:0], out.counter, t, data, out.padTo)
 	out.counter++
+	return c.writeOut(f)
+}
+
+// writeOut writes sealed frames with one call; a failure is sticky.
+// out.mu is held.
+func (c *Conn) writeOut(f []byte) error {
+	out := &c.out
 	if _, err := c.conn.Write(f); err != nil {
 		if c.closed.Load() {
 			err = net.ErrClosed
@@ -532,9 +578,13 @@ func (c *Conn) sendFrame(buf []byte, t frame.Type, data []byte) error {
 // connection supports it, half-closes it. Reading continues to work.
 // Calling it again does nothing.
 func (c *Conn) CloseWrite() error {
-	if err := c.handshakeOnce(); err != nil {
+	if err := c.byteStream(); err != nil {
 		return err
 	}
+	return c.closeWrite()
+}
+
+func (c *Conn) closeWrite() error {
 	out := &c.out
 	out.mu.Lock()
 	defer out.mu.Unlock()
@@ -558,7 +608,7 @@ func (c *Conn) CloseWrite() error {
 // SendKeepalive sends a keepalive frame, which the peer authenticates and
 // skips. Use it to keep idle connections (and middleboxes) alive.
 func (c *Conn) SendKeepalive() error {
-	if err := c.handshakeOnce(); err != nil {
+	if err := c.byteStream(); err != nil {
 		return err
 	}
 	c.out.mu.Lock()

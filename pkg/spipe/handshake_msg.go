@@ -30,9 +30,11 @@ const (
 
 // Modes (byte 3): what runs over the stream once the handshake is done.
 // The client asks for one; the server runs it or refuses the connection.
+// Mode 2 was an earlier multiplexed mode, retired: a server refuses it as
+// any mode it does not run, and the value is never reused.
 const (
 	modeStream = 1 // one byte stream, half-closable
-	modeMux    = 2 // many streams over the byte stream (package mux)
+	modeMux    = 3 // many streams in frames of their own (package mux)
 )
 
 // Sizes of the handshake messages; see docs/PROTOCOL.md for the layout.

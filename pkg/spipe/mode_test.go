@@ -12,23 +12,27 @@ import (
 
 // TestUnknownModeRefused: a client asking for a mode this server does not
 // run (the multiplexed mode, which a server runs only with Multiplex set,
-// or any value this version does not define) is
+// the retired mode 2, or any value this version does not define) is
 // refused before anything else is negotiated: the server fails with
 // ErrUnsupportedMode and sends nothing, so the client sees the connection
 // close and names the mode among the likely causes.
 func TestUnknownModeRefused(t *testing.T) {
 	key := newTestKey(t)
-	for _, mode := range []byte{2, 3, 200, 255} {
+	for _, c := range []struct {
+		mode      byte
+		multiplex bool // the server runs mode 3
+	}{{2, false}, {3, false}, {200, false}, {255, false}, {2, true}, {4, true}} {
+		mode := c.mode
 		a, b := testutil.TCPPair(t)
 		ccfg := &Config{Keys: []*Key{key}, mode: mode}
-		_, _, cerr, serr := handshakePair(t, a, b, ccfg, &Config{Keys: []*Key{key}})
+		_, _, cerr, serr := handshakePair(t, a, b, ccfg, &Config{Keys: []*Key{key}, Multiplex: c.multiplex})
 		assert.ErrorIs(t, serr, ErrUnsupportedMode, "mode %d", mode)
 		assert.ErrorIs(t, cerr, ErrTruncated, "mode %d", mode)
 		assert.ErrorContains(t, cerr, "a mode the server does not run")
 	}
 }
 
-// TestMultiplexNegotiation: Config.Multiplex on a client asks for mode 2
+// TestMultiplexNegotiation: Config.Multiplex on a client asks for mode 3
 // and on a server runs it beside the byte stream, so one listener serves
 // both kinds of client; ConnectionState says which each one got, on both
 // ends. A server without Multiplex refuses a multiplexing client as it
@@ -57,7 +61,7 @@ func TestMultiplexNegotiation(t *testing.T) {
 	assert.ErrorIs(t, cerr, ErrTruncated)
 }
 
-// TestMultiplexModeByte: the multiplexed mode is mode 2 on the wire, in
+// TestMultiplexModeByte: the multiplexed mode is mode 3 on the wire, in
 // the ClientHello and, answered, in the ServerHello.
 func TestMultiplexModeByte(t *testing.T) {
 	key := newTestKey(t)
@@ -65,12 +69,12 @@ func TestMultiplexModeByte(t *testing.T) {
 	scfg := &Config{Keys: []*Key{key}, Multiplex: true}
 	s, err := (&Config{Keys: []*Key{key}, Multiplex: true}).settings()
 	require.NoError(t, err)
-	require.Equal(t, byte(2), s.mode, "a multiplexing client asks for mode 2")
+	require.Equal(t, byte(3), s.mode, "a multiplexing client asks for mode 3")
 	h, _, err := newHello(msgClientHello, s, true)
 	require.NoError(t, err)
 	s1 := keyholderHello(t, scfg, h, &ipsk)
-	require.NotNil(t, s1, "the server refused mode 2")
-	assert.Equal(t, byte(2), s1[3], "the ServerHello answers mode 2")
+	require.NotNil(t, s1, "the server refused mode 3")
+	assert.Equal(t, byte(3), s1[3], "the ServerHello answers mode 3")
 }
 
 // keyholderHello sends a ClientHello built from h under ipsk to a real
@@ -159,7 +163,7 @@ func TestClientChecksServerHello(t *testing.T) {
 	}{
 		"unknown flag":       {&Config{Keys: []*Key{key}}, func(h *hello) { h.flags |= 0x02 }},
 		"other mode":         {&Config{Keys: []*Key{key}}, func(h *hello) { h.mode = 2 }},
-		"mode 1 to mode 2":   {&Config{Keys: []*Key{key}, Multiplex: true}, func(h *hello) { h.mode = 1 }},
+		"mode 1 to mode 3":   {&Config{Keys: []*Key{key}, Multiplex: true}, func(h *hello) { h.mode = 1 }},
 		"mode 0":             {&Config{Keys: []*Key{key}}, func(h *hello) { h.mode = 0 }},
 		"unasked key":        {&Config{Keys: []*Key{key}, ForwardSecrecy: ForwardSecrecyOff}, func(h *hello) { h.flags |= flagEphemeral; h.pub[0] = 9 }},
 		"key without flag":   {&Config{Keys: []*Key{key}}, func(h *hello) { h.flags = 0; h.pub[0] = 9 }},

@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/spipe-dev/spipe/pkg/spipe/frame"
+	"github.com/spipe-dev/spipe/pkg/spipe/internal/pool"
 )
 
 // ReadFrom implements io.ReaderFrom, so io.Copy(conn, r) reads from r
@@ -25,7 +26,7 @@ import (
 // locked: Write, SendKeepalive, CloseWrite and Close work from other
 // goroutines, their frames and ReadFrom's taking their turns.
 func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
-	if err := c.handshakeOnce(); err != nil {
+	if err := c.byteStream(); err != nil {
 		return 0, err
 	}
 	out := &c.out
@@ -37,12 +38,12 @@ func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
 	smallSize, bigSize, bigTier, off := out.smallSize, out.bigSize, out.bigTier(), out.fc.DataOffset()
 	out.mu.Unlock()
 
-	small := getBuf(smallSize)
-	defer putBuf(small)
+	small := pool.Get(smallSize)
+	defer pool.Put(small)
 	var big *[]byte
 	defer func() {
 		if big != nil {
-			putBuf(big)
+			pool.Put(big)
 		}
 	}()
 	buf := *small
@@ -66,11 +67,11 @@ func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
 		switch {
 		case big != nil && m < len(area):
 			// The source is drained for now: wait on the small tier.
-			putBuf(big)
+			pool.Put(big)
 			big, buf = nil, *small
 		case big == nil && m == len(area):
 			if fulls++; fulls >= 2 && bigTier {
-				big = getBuf(bigSize)
+				big = pool.Get(bigSize)
 				buf, fulls = *big, 0
 			}
 		case big == nil:

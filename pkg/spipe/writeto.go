@@ -11,7 +11,7 @@ import "io"
 // close-write ends it without error. Like Read, it holds the receiving
 // direction until it returns.
 func (c *Conn) WriteTo(w io.Writer) (int64, error) {
-	if err := c.handshakeOnce(); err != nil {
+	if err := c.byteStream(); err != nil {
 		return 0, err
 	}
 	in := &c.in

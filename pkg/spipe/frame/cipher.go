@@ -27,10 +27,11 @@ func NewCipher(suite aead.Suite, key []byte) (*Cipher, error) {
 	return &Cipher{c: c}, nil
 }
 
-// DataOffset is where a frame's data starts, counted from the first byte
-// of the frame: after the header, and for the secretbox suites after the
-// tag. A sender that reads data straight into dst[len(dst)+DataOffset():]
-// and passes that data to Seal seals it in place, without a copy.
+// DataOffset is where a frame's data (its body) starts, counted from the
+// first byte of the frame: after the header, and for the secretbox suites
+// after the tag. A sender that reads data straight into
+// dst[len(dst)+DataOffset():], puts its type's fields right behind it and
+// passes that body to Seal seals it in place, without a copy.
 func (f *Cipher) DataOffset() int { return HeaderSize + f.c.ctOff }
 
 // setNonce writes the nonce of frame counter: the counter as 8
@@ -47,26 +48,30 @@ func (f *Cipher) setNonce(counter uint64, header []byte) (nonce, ad []byte) {
 	return nonce, header
 }
 
-// Seal appends frame number counter, of type t and carrying data, to dst
-// and returns the extended slice. With padTo > 0 the inner plaintext is
-// padded with zeros to a multiple of padTo bytes (see PayloadSize). If dst
-// has room for the frame, Seal allocates nothing. data may sit exactly
-// where the frame's data goes (dst[len(dst)+DataOffset():]), in which case
-// it is sealed in place; any other overlap with dst's new bytes panics.
+// Seal appends frame number counter, of type t and carrying body, to dst
+// and returns the extended slice. The body is the frame's data, if its
+// type carries any, followed by the type's FieldSize bytes of fields
+// (for the mode-1 types, just the data). With padTo > 0 the inner
+// plaintext is padded with zeros to a multiple of padTo bytes (see
+// PayloadSize). If dst has room for the frame, Seal allocates nothing.
+// body may sit exactly where the frame's body goes
+// (dst[len(dst)+DataOffset():]), in which case it is sealed in place; any
+// other overlap with dst's new bytes panics.
 //
-// Seal panics if t is not a frame type, if a CloseWrite or Keepalive frame
-// carries data, if the inner plaintext would exceed MaxPayload or if
-// counter exceeds MaxCounter: callers bound all four.
-func (f *Cipher) Seal(dst []byte, counter uint64, t Type, data []byte, padTo int) []byte {
+// Seal panics if t is not a frame type, if body does not fit t (shorter
+// than its fields, or longer in a type without data), if the inner
+// plaintext would exceed MaxPayload or if counter exceeds MaxCounter:
+// callers bound all four.
+func (f *Cipher) Seal(dst []byte, counter uint64, t Type, body []byte, padTo int) []byte {
 	switch {
 	case !t.valid():
 		panic("frame: Seal of unknown type " + t.String())
-	case t != Data && len(data) > 0:
-		panic("frame: " + t.String() + " frame with data")
+	case !t.bodyFits(len(body)):
+		panic(fmt.Sprintf("frame: %s frame with a body of %d bytes", t, len(body)))
 	case counter > MaxCounter:
 		panic("frame: Seal counter exhausted")
 	}
-	n := PayloadSize(len(data), padTo)
+	n := PayloadSize(len(body), padTo)
 	if n > MaxPayload {
 		panic(fmt.Sprintf("frame: Seal of %d bytes of inner plaintext, above MaxPayload", n))
 	}
@@ -75,14 +80,14 @@ func (f *Cipher) Seal(dst []byte, counter uint64, t Type, data []byte, padTo int
 	put24(header, n)
 	payload := frame[HeaderSize:]
 	pt := payload[f.c.ctOff:][:n]
-	if !staged(pt, data) {
-		if alias.AnyOverlap(pt, data) {
+	if !staged(pt, body) {
+		if alias.AnyOverlap(pt, body) {
 			panic("frame: invalid buffer overlap")
 		}
-		copy(pt, data)
+		copy(pt, body)
 	}
-	pt[len(data)] = byte(t)
-	clear(pt[len(data)+1:])
+	pt[len(body)] = byte(t)
+	clear(pt[len(body)+1:])
 	nonce, ad := f.setNonce(counter, header)
 	f.c.seal(payload, nonce, pt, ad)
 	return ret
@@ -94,8 +99,9 @@ func staged(into, data []byte) bool {
 }
 
 // Open authenticates frame (exactly one frame: header and sealed payload)
-// as frame number counter and, if it is authentic, appends its data to
-// dst, returning the frame's type and the extended slice. The type byte
+// as frame number counter and, if it is authentic, appends its body (its
+// data, then its type's FieldSize bytes of fields) to dst, returning the
+// frame's type and the extended slice. The type byte
 // and padding are written after the data, into dst's spare capacity: give
 // dst room for the whole inner plaintext (Size minus Overhead) and Open
 // allocates nothing. To open in place, pass
@@ -106,7 +112,8 @@ func staged(into, data []byte) bool {
 // returns ErrTampered (not authentic as frame counter under this key),
 // ErrTruncated (shorter than its header announces), ErrTooLarge (the
 // header announces more than MaxPayload) or ErrMalformed (authentic, but
-// no type, an unknown type, or data in a control frame), and no data.
+// no type, an unknown type, or a body that does not fit its type), and no
+// data. Which types a connection's mode allows is for its caller to check.
 func (f *Cipher) Open(dst, frame []byte, counter uint64) (Type, []byte, error) {
 	size, err := Size(frame)
 	if err != nil {
@@ -124,15 +131,15 @@ func (f *Cipher) Open(dst, frame []byte, counter uint64) (Type, []byte, error) {
 		return 0, nil, ErrTampered
 	}
 	inner := pt[len(dst):]
-	t, data, err := parseInner(inner)
+	t, body, err := parseInner(inner)
 	if err != nil {
 		return 0, nil, err
 	}
-	return t, pt[:len(dst)+len(data)], nil
+	return t, pt[:len(dst)+len(body)], nil
 }
 
-// parseInner splits an inner plaintext into its type and data: the type is
-// its last non-zero byte, the data everything before it, and the zeros
+// parseInner splits an inner plaintext into its type and body: the type is
+// its last non-zero byte, the body everything before it, and the zeros
 // after it are padding.
 func parseInner(inner []byte) (Type, []byte, error) {
 	i := len(inner) - 1
@@ -142,14 +149,14 @@ func parseInner(inner []byte) (Type, []byte, error) {
 	if i < 0 {
 		return 0, nil, fmt.Errorf("%w: no type byte", ErrMalformed)
 	}
-	t, data := Type(inner[i]), inner[:i]
+	t, body := Type(inner[i]), inner[:i]
 	switch {
 	case !t.valid():
 		return 0, nil, fmt.Errorf("%w: unknown type %d", ErrMalformed, uint8(t))
-	case t != Data && len(data) > 0:
-		return 0, nil, fmt.Errorf("%w: %s frame with %d bytes of data", ErrMalformed, t, len(data))
+	case !t.bodyFits(len(body)):
+		return 0, nil, fmt.Errorf("%w: %s frame with a body of %d bytes", ErrMalformed, t, len(body))
 	}
-	return t, data, nil
+	return t, body, nil
 }
 
 // sliceForAppend extends in by n bytes, reusing its capacity when it can,

@@ -3,6 +3,7 @@ package frame
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -158,11 +159,19 @@ func TestMalformedInner(t *testing.T) {
 	cases := map[string][]byte{
 		"empty":                  {},
 		"all zeros":              make([]byte, 64),
-		"unknown type 4":         {'x', 4},
+		"unknown type 12":        {'x', 12},
 		"unknown type 0x81":      {0x81, 0, 0},
 		"close-write with data":  {'x', byte(CloseWrite)},
 		"keepalive with data":    {0, 'x', 0, byte(Keepalive), 0, 0},
 		"close-write with zeros": {0, byte(CloseWrite)},
+		"open without its id":    {0, 0, 1, byte(StreamOpen)},
+		"stream data, no id":     {byte(StreamData)},
+		"end with data":          {'x', 0, 0, 0, 1, byte(StreamEnd)},
+		"reset short of code":    {0, 0, 0, 1, byte(StreamReset)},
+		"credit with data":       {'x', 0, 0, 0, 1, 0, 0, 1, 0, byte(StreamCredit)},
+		"go-away, one byte more": {0, 0, 0, 0, 0, 0, byte(GoAway)},
+		"ping of 7 bytes":        {1, 2, 3, 4, 5, 6, 7, byte(Ping)},
+		"pong of 9 bytes":        {1, 2, 3, 4, 5, 6, 7, 8, 9, byte(Pong)},
 	}
 	for _, suite := range frameSuites {
 		f, _ := newTestCipher(t, suite)
@@ -179,6 +188,57 @@ func TestMalformedInner(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, Data, typ)
 		assert.Equal(t, []byte{'h', 'i', 0}, data)
+		// Fields may end in zero bytes too: the type byte closes them.
+		frame = sealInner(f, 2, []byte{'h', 'i', 0, 0, 0, 0, byte(StreamData), 0, 0})
+		typ, data, err = f.Open(nil, frame, 2)
+		require.NoError(t, err)
+		assert.Equal(t, StreamData, typ)
+		assert.Equal(t, []byte{'h', 'i', 0, 0, 0, 0}, data, "data, then a stream id of 0 (the stream layer's to refuse)")
+	}
+}
+
+// TestTypeLayouts: every type's fields and whether it carries data, as
+// docs/PROTOCOL.md section 4 tabulates them, and what Seal accepts.
+func TestTypeLayouts(t *testing.T) {
+	want := []struct {
+		t      Type
+		name   string
+		fields int
+		data   bool
+	}{
+		{Data, "data", 0, true}, {CloseWrite, "close-write", 0, false}, {Keepalive, "keepalive", 0, false},
+		{StreamOpen, "open", 4, true}, {StreamData, "stream data", 4, true}, {StreamEnd, "end", 4, false},
+		{StreamReset, "reset", 5, false}, {StreamCredit, "credit", 8, false}, {GoAway, "go-away", 5, false},
+		{Ping, "ping", 8, false}, {Pong, "pong", 8, false},
+	}
+	f, _ := newTestCipher(t, frameSuites[0])
+	for i, w := range want {
+		assert.Equal(t, Type(i+1), w.t, "types are numbered 1 to 11 in the table's order")
+		assert.Equal(t, w.name, w.t.String())
+		assert.Equal(t, w.fields, w.t.FieldSize(), w.name)
+		assert.Equal(t, w.data, w.t.CarriesData(), w.name)
+		body := make([]byte, w.fields)
+		frame := f.Seal(nil, uint64(i), w.t, body, 0)
+		typ, got, err := f.Open(nil, frame, uint64(i))
+		require.NoError(t, err, w.name)
+		assert.Equal(t, w.t, typ)
+		assert.Len(t, got, w.fields)
+		if w.data {
+			frame = f.Seal(nil, uint64(i), w.t, append([]byte("data"), body...), 0)
+			_, got, err = f.Open(nil, frame, uint64(i))
+			require.NoError(t, err, w.name)
+			assert.Equal(t, append([]byte("data"), body...), got)
+		} else {
+			assert.Panics(t, func() { f.Seal(nil, 0, w.t, make([]byte, w.fields+1), 0) }, "%s with data", w.name)
+		}
+		if w.fields > 0 {
+			assert.Panics(t, func() { f.Seal(nil, 0, w.t, make([]byte, w.fields-1), 0) }, "%s short of its fields", w.name)
+		}
+	}
+	for _, unknown := range []Type{0, 12, 255} {
+		assert.Zero(t, unknown.FieldSize())
+		assert.False(t, unknown.CarriesData())
+		assert.Equal(t, fmt.Sprintf("type(%d)", uint8(unknown)), unknown.String())
 	}
 }
 

@@ -3,10 +3,16 @@
 // direction's key.
 //
 // A frame is a 3-byte big-endian length n, then the sealed payload: the
-// suite's AEAD output over n bytes of inner plaintext, which is the data,
-// one type byte ([Data], [CloseWrite] or [Keepalive]) and optional zero
-// padding. The type sits inside the encryption, so an observer cannot tell
-// a padded data frame from the end of a stream or a keepalive.
+// suite's AEAD output over n bytes of inner plaintext, which is the body,
+// one type byte and optional zero padding. The body is the data, if the
+// type carries any, followed by the type's fields: none for the types of
+// the byte-stream mode ([Data], [CloseWrite], [Keepalive]), a stream id
+// and more for those of the multiplexed mode ([StreamOpen], [StreamData],
+// [StreamEnd], [StreamReset], [StreamCredit], [GoAway], [Ping], [Pong]),
+// which package [github.com/spipe-dev/spipe/pkg/spipe/mux] parses. The
+// type and fields sit inside the encryption, so an observer cannot tell a
+// padded data frame from the end of a stream, a keepalive or any stream
+// frame.
 //
 // Frame number i of a direction is sealed with nonce i (the counter, never
 // sent), and the length is authenticated with it, so:

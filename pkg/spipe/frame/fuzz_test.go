@@ -21,6 +21,8 @@ func FuzzOpen(f *testing.F) {
 		f.Add(uint8(suite), uint64(0), c.Seal(nil, 0, Data, []byte("seed"), 0))
 		f.Add(uint8(suite), uint64(1), c.Seal(nil, 1, CloseWrite, nil, 64))
 		f.Add(uint8(suite), uint64(2), sealInner(c, 2, []byte{0, 0}))
+		f.Add(uint8(suite), uint64(3), c.Seal(nil, 3, StreamData, []byte{'h', 'i', 0, 0, 0, 5}, 0))
+		f.Add(uint8(suite), uint64(4), c.Seal(nil, 4, StreamCredit, []byte{0, 0, 0, 1, 0, 0, 1, 0}, 64))
 	}
 	f.Add(uint8(1), uint64(0), []byte{0xff, 0xff, 0xff})
 	f.Fuzz(func(t *testing.T, s uint8, counter uint64, frame []byte) {

@@ -27,11 +27,11 @@ const (
 // opening beyond it would repeat a nonce.
 const MaxCounter = math.MaxUint64 - 1
 
-// PayloadSize returns the inner plaintext size n of a frame carrying
-// dataLen data bytes: the data and the type byte, rounded up to a multiple
-// of padTo when padTo > 0.
-func PayloadSize(dataLen, padTo int) int {
-	n := dataLen + 1
+// PayloadSize returns the inner plaintext size n of a frame whose body
+// (data and fields) is bodyLen bytes: the body and the type byte, rounded
+// up to a multiple of padTo when padTo > 0.
+func PayloadSize(bodyLen, padTo int) int {
+	n := bodyLen + 1
 	if padTo > 0 {
 		n = (n + padTo - 1) / padTo * padTo
 	}

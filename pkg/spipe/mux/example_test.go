@@ -13,7 +13,10 @@ import (
 // Example runs a server that accepts plain and multiplexed clients on one
 // listener and echoes every stream, and a client that opens three streams
 // over one connection: one handshake, then a stream per request, each
-// costing no round trip to open.
+// costing no round trip to open. The spipe handshake comes first on both
+// ends: spipe.Dial runs the client's, and the server runs its own before
+// it looks at the mode the client asked for (mux.Client and mux.Server
+// would run a handshake that has not run yet themselves).
 func Example() {
 	key, err := spipe.NewKey([]byte("4f1c0a6e2b9d83f7a5c6e01d2b3f4a5c6d7e8f9012a3b4c5d6e7f8091a2b3c4d\n"))
 	if err != nil {
@@ -40,7 +43,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	session, err := mux.Client(conn, nil)
+	session, err := mux.Client(conn, nil) // conn's handshake is done: Dial ran it
 	if err != nil {
 		panic(err)
 	}
@@ -65,6 +68,8 @@ func Example() {
 // serve runs one accepted connection: a multiplexed one as a session of
 // echoed streams, a plain one as a single echoed stream.
 func serve(conn *spipe.Conn) {
+	// The handshake first: only then does the connection say which mode
+	// it runs (and only a client that proved the key gets this far).
 	if err := conn.Handshake(); err != nil {
 		return
 	}

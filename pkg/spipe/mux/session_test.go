@@ -1,6 +1,7 @@
 package mux_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -50,8 +51,9 @@ func TestHalfCloseEachWay(t *testing.T) {
 
 // TestFirstDataNeedsNoAnswer: a stream's open and its first data leave
 // without waiting for anything from the server: with the server's
-// direction of the carrier held shut, the client opens a stream, writes
-// and ends it, and the server reads it all.
+// direction of the carrier held shut, the client opens streams, writes
+// and ends them, and the server reads them all. (There is no
+// acknowledgement of an open in the protocol: the server sends nothing.)
 func TestFirstDataNeedsNoAnswer(t *testing.T) {
 	a, b := testutil.TCPPair(t)
 	held := &heldWrites{Conn: b}
@@ -59,18 +61,17 @@ func TestFirstDataNeedsNoAnswer(t *testing.T) {
 	held.hold()
 	defer held.release()
 
-	c, err := cli.Open(context.Background())
-	require.NoError(t, err)
-	_, err = c.Write([]byte("first data"))
-	require.NoError(t, err)
-	require.NoError(t, c.(*mux.Stream).CloseWrite())
-	got := wait(t, readAll(accept(t, srv)))
-	require.NoError(t, got.err)
-	assert.Equal(t, "first data", string(got.data))
-	// The server did try to answer (its ACK of the stream), and that
-	// answer was held: the client needed none of it.
-	require.Eventually(t, func() bool { return held.blocked() > 0 }, 5*time.Second, 5*time.Millisecond,
-		"the server never tried to write while held")
+	for _, msg := range []string{"first data", "second stream", "third"} {
+		c, err := cli.Open(context.Background())
+		require.NoError(t, err)
+		_, err = c.Write([]byte(msg))
+		require.NoError(t, err)
+		require.NoError(t, c.(*mux.Stream).CloseWrite())
+		got := wait(t, readAll(accept(t, srv)))
+		require.NoError(t, got.err)
+		assert.Equal(t, msg, string(got.data))
+	}
+	assert.Zero(t, held.blocked(), "the server had nothing to answer")
 }
 
 // heldWrites is a connection whose writes block while held.
@@ -122,7 +123,11 @@ func TestResetReachesThePeer(t *testing.T) {
 	cli, srv := pair(t)
 	other, err := cli.Open(context.Background())
 	require.NoError(t, err)
+	_, err = other.Write([]byte("o"))
+	require.NoError(t, err)
 	otherSrv := accept(t, srv)
+	_, err = io.ReadFull(otherSrv, make([]byte, 1))
+	require.NoError(t, err)
 
 	for name, abort := range map[string]func(*mux.Stream) error{
 		"Reset":                     (*mux.Stream).Reset,
@@ -234,8 +239,8 @@ func TestTamperedCarrier(t *testing.T) {
 	cli, srv := sessions(t, a, flip, nil, nil)
 	c, err := cli.Open(context.Background())
 	require.NoError(t, err)
+	r := readAll(c) // a reader announces the stream
 	s := accept(t, srv)
-	r := readAll(c)
 	flip.arm()
 	_, _ = s.Write([]byte("this frame is modified on the wire"))
 	res := wait(t, r)
@@ -329,10 +334,13 @@ func TestFlowControlIsPerStream(t *testing.T) {
 	_ = accept(t, srv) // never read
 	live, err := cli.Open(context.Background())
 	require.NoError(t, err)
-	liveSrv := accept(t, srv)
-	for range 100 {
+	var liveSrv *mux.Stream
+	for i := range 100 {
 		_, err := live.Write(make([]byte, 16<<10))
 		require.NoError(t, err)
+		if i == 0 {
+			liveSrv = accept(t, srv)
+		}
 		_, err = io.ReadFull(liveSrv, make([]byte, 16<<10))
 		require.NoError(t, err)
 	}
@@ -379,4 +387,164 @@ func TestDeadlines(t *testing.T) {
 	_, err = io.ReadFull(s, buf)
 	require.NoError(t, err)
 	assert.Equal(t, "b", string(buf))
+}
+
+// TestGoAway: a server's GoAway reaches the client: its GoingAway closes,
+// Open fails with ErrGoAway, the stream already open carries on both
+// ways, and once it has closed both sessions end cleanly on their own.
+func TestGoAway(t *testing.T) {
+	cli, srv := pair(t)
+	c, err := cli.Open(context.Background())
+	require.NoError(t, err)
+	_, err = c.Write([]byte("before"))
+	require.NoError(t, err)
+	s := accept(t, srv)
+	require.NoError(t, srv.GoAway())
+	select {
+	case <-cli.GoingAway():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the client never heard the go-away")
+	}
+	_, err = cli.Open(context.Background())
+	assert.ErrorIs(t, err, mux.ErrGoAway)
+
+	_, err = c.Write([]byte(" and after"))
+	require.NoError(t, err)
+	require.NoError(t, c.(*mux.Stream).CloseWrite())
+	got := wait(t, readAll(s))
+	require.NoError(t, got.err)
+	assert.Equal(t, "before and after", string(got.data))
+	_, err = s.Write([]byte("answer"))
+	require.NoError(t, err)
+	require.NoError(t, s.CloseWrite())
+	back := wait(t, readAll(c))
+	require.NoError(t, back.err)
+	assert.Equal(t, "answer", string(back.data))
+	for _, sess := range []*mux.Session{cli, srv} {
+		select {
+		case <-sess.Done():
+		case <-time.After(10 * time.Second):
+			t.Fatal("a session lived on after go-away with nothing open")
+		}
+		assert.NoError(t, sess.Err())
+	}
+}
+
+// TestNilArguments: nil connections, contexts, readers and writers are
+// errors, never panics.
+func TestNilArguments(t *testing.T) {
+	_, err := mux.Client(nil, nil)
+	assert.Error(t, err)
+	_, err = mux.Server(nil, nil)
+	assert.Error(t, err)
+	cli, srv := pair(t)
+	var noContext context.Context
+	_, err = cli.Open(noContext)
+	assert.Error(t, err)
+	c, err := cli.Open(context.Background())
+	require.NoError(t, err)
+	_, err = c.(*mux.Stream).ReadFrom(nil)
+	assert.Error(t, err)
+	_, err = c.(*mux.Stream).WriteTo(nil)
+	assert.Error(t, err)
+	_, err = srv.Open(context.Background())
+	assert.Error(t, err, "a server opens no stream")
+}
+
+// TestDone: a stream's Done closes once it carries nothing more: after a
+// reset, and after both ends have ended; not while a direction is open.
+func TestDone(t *testing.T) {
+	cli, srv := pair(t)
+	c, err := cli.Open(context.Background())
+	require.NoError(t, err)
+	_, err = c.Write([]byte("x"))
+	require.NoError(t, err)
+	s := accept(t, srv)
+	require.NoError(t, c.(*mux.Stream).CloseWrite())
+	wait(t, readAll(s))
+	select {
+	case <-s.Done():
+		t.Fatal("Done closed with the server's direction still open")
+	default:
+	}
+	require.NoError(t, s.CloseWrite())
+	wait(t, readAll(c))
+	for _, st := range []*mux.Stream{c.(*mux.Stream), s} {
+		select {
+		case <-st.Done():
+		case <-time.After(10 * time.Second):
+			t.Fatal("Done did not close after both ends")
+		}
+	}
+
+	c, err = cli.Open(context.Background())
+	require.NoError(t, err)
+	_, err = c.Write([]byte("y"))
+	require.NoError(t, err)
+	s = accept(t, srv)
+	require.NoError(t, c.(*mux.Stream).Reset())
+	select {
+	case <-s.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Done did not close after the peer's reset")
+	}
+}
+
+// stingy takes at most 7 bytes per write, and now and then nothing, when
+// written to without blocking; its plain Write takes everything.
+type stingy struct {
+	mu    sync.Mutex
+	got   []byte
+	tries int
+}
+
+func (w *stingy) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.got = append(w.got, p...)
+	return len(p), nil
+}
+
+func (w *stingy) TryWrite(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.tries++
+	if w.tries%3 == 0 {
+		return 0, nil
+	}
+	n := min(7, len(p))
+	w.got = append(w.got, p[:n]...)
+	return n, nil
+}
+
+// TestWriteToWritesDirectly: a WriteTo whose writer can write without
+// blocking gets the data written to it from the read loop, whatever part
+// of each piece it takes at once; nothing is lost, doubled or reordered.
+func TestWriteToWritesDirectly(t *testing.T) {
+	cli, srv := pair(t)
+	c, err := cli.Open(context.Background())
+	require.NoError(t, err)
+	_, err = c.Write([]byte{0})
+	require.NoError(t, err)
+	s := accept(t, srv)
+	w := &stingy{}
+	done := make(chan error, 1)
+	go func() { _, err := s.WriteTo(w); done <- err }()
+	var want []byte
+	want = append(want, 0)
+	for i := range 200 {
+		msg := bytes.Repeat([]byte{byte(i)}, 1+i*13%97)
+		want = append(want, msg...)
+		_, err := c.Write(msg)
+		require.NoError(t, err)
+		if i%50 == 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	require.NoError(t, c.(*mux.Stream).CloseWrite())
+	require.NoError(t, <-done)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	assert.Equal(t, want, w.got)
+	assert.Greater(t, w.tries, 0, "the read loop wrote directly")
 }

@@ -24,15 +24,20 @@
 //     reordered, dropped, duplicated or taken from another file fails, with
 //     an error that says which ([ErrTampered], [ErrTruncated],
 //     [ErrTrailingData], in a [*ChunkError] naming the chunk). A wrong key
-//     ([ErrWrongKey]) is told from a damaged header ([ErrDamagedHeader])
-//     and from other files ([ErrNotSealed], [ErrUnsupportedVersion]).
+//     ([ErrWrongKey]) is told from accidental damage to the header
+//     ([ErrDamagedHeader]) and from other files ([ErrNotSealed],
+//     [ErrUnsupportedVersion]). The header's checksum is unkeyed: a header
+//     altered on purpose, its checksum recomputed, fails as ErrWrongKey
+//     under the right key too, and the error says so.
 //   - Every file has its own keys, derived from the secret and a random
 //     salt, so chunks are worthless in any other file; a file opens under
 //     exactly one secret.
 //   - Memory is bounded for any input: a Writer or Reader holds
 //     2 × Workers + 1 chunk buffers, a ReaderAt one per concurrent
-//     ReadAt; chunks are at most [MaxChunkSize], and a hostile header
-//     cannot ask Argon2id for more than [MaxArgon2MemoryKiB].
+//     ReadAt; chunks are at most [MaxChunkSize]. A hostile header cannot
+//     make a Reader run Argon2id above [DefaultArgon2Ceiling] (256 MiB, 8
+//     passes) unless [Options].Argon2Ceiling raises it, and never above
+//     the format's limits ([MaxArgon2MemoryKiB], [MaxArgon2Time]).
 //   - Sealing and opening allocate nothing per chunk.
 //
 // # What it does not hide

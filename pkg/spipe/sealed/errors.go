@@ -19,7 +19,10 @@ var (
 	ErrUnsupportedVersion = errors.New("unsupported spipe file version")
 
 	// ErrDamagedHeader: the header's checksum does not match: its bytes
-	// were changed after it was written (damage, not a wrong key).
+	// were changed after it was written (damage, not a wrong key). The
+	// checksum is unkeyed, so it catches accidents only: a header altered
+	// on purpose, its checksum recomputed, passes it and fails the MAC
+	// (ErrWrongKey) instead.
 	ErrDamagedHeader = errors.New("damaged header (checksum mismatch)")
 
 	// ErrMalformedHeader: an intact header whose fields break the format
@@ -27,10 +30,21 @@ var (
 	// their limits). Only a non-conforming writer makes one.
 	ErrMalformedHeader = errors.New("malformed header")
 
-	// ErrWrongKey: the header is intact but its MAC does not verify under
-	// the key or passphrase given, or the file was sealed with the other
-	// kind of secret (a passphrase for a key, or the reverse).
+	// ErrWrongKey: the header's checksum matches but its MAC does not
+	// verify under the key or passphrase given, or the header says the
+	// file was sealed with the other kind of secret (a passphrase for a
+	// key, or the reverse). That is what another secret gives; it is also
+	// what a header deliberately altered (a field changed, the unkeyed
+	// checksum recomputed) gives under the right secret, and the error's
+	// text says both.
 	ErrWrongKey = errors.New("wrong key")
+
+	// ErrArgon2Ceiling: a passphrase file whose header asks Argon2id for
+	// more memory, passes or lanes than the opener allows
+	// (Options.Argon2Ceiling, DefaultArgon2Ceiling unless raised). The
+	// parameters are within the format's limits, so the file may be
+	// genuine, sealed with costlier settings; Argon2id did not run.
+	ErrArgon2Ceiling = errors.New("the file's Argon2id parameters are above this opener's ceiling")
 
 	// ErrTampered: a chunk failed authentication: it was modified, moved,
 	// duplicated or taken from another file. No byte of it is returned.

@@ -9,19 +9,23 @@ import (
 )
 
 // openHeader reads and checks a file's header from its first HeaderSize
-// bytes: the parse of ParseHeader, then the MAC under s. It returns the
-// header and the chunk cipher of the file.
-func openHeader(b []byte, s *Secret) (*Header, *chunkCipher, error) {
+// bytes: the parse of ParseHeader, the kind of secret, the Argon2id
+// ceiling of opts, then the MAC under s. It returns the header and the
+// chunk cipher of the file.
+func openHeader(b []byte, s *Secret, opts *Options) (*Header, *chunkCipher, error) {
 	h, err := ParseHeader(b)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sealed: %w", err)
 	}
-	keys, err := s.derive(h, b)
+	ceiling := opts.argon2Ceiling()
+	keys, err := s.derive(h, b, &ceiling)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sealed: %w", err)
 	}
 	if !hmac.Equal(keys.headerMAC(b), b[offMAC:offChecksum]) {
-		return nil, nil, fmt.Errorf("sealed: %w", ErrWrongKey)
+		return nil, nil, fmt.Errorf("sealed: %w: the header does not verify under this %s: "+
+			"the file was sealed under another one, or its header was altered on purpose (the checksum only catches accidents)",
+			ErrWrongKey, s.kind())
 	}
 	c, err := newChunkCipher(h.Suite, keys.payload[:])
 	clear(keys.payload[:])

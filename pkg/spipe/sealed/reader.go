@@ -37,15 +37,15 @@ type Reader struct {
 
 // NewReader reads and checks the header of the file r holds, with s, and
 // returns a Reader of its plaintext. opts may be nil; only its Workers
-// matters. The errors are those listed in this package's variables:
-// ErrNotSealed, ErrUnsupportedVersion, ErrDamagedHeader,
-// ErrMalformedHeader, ErrWrongKey, ErrTruncated.
+// and Argon2Ceiling matter. The errors are those listed in this package's
+// variables: ErrNotSealed, ErrUnsupportedVersion, ErrDamagedHeader,
+// ErrMalformedHeader, ErrWrongKey, ErrArgon2Ceiling, ErrTruncated.
 func NewReader(r io.Reader, s *Secret, opts *Options) (*Reader, error) {
 	var b [HeaderSize]byte
 	if err := readHeader(r, b[:]); err != nil {
 		return nil, err
 	}
-	h, c, err := openHeader(b[:], s)
+	h, c, err := openHeader(b[:], s, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -43,7 +43,8 @@ type chunkBuf struct {
 
 // NewReaderAt checks the header of the file of `size` bytes that src
 // holds, with s, and the file's final chunk, and returns a ReaderAt of its
-// plaintext. opts may be nil; only its Workers matters, for WriteRangeTo. The errors are NewReader's, and ErrTruncated or
+// plaintext. opts may be nil; only its Workers (for WriteRangeTo) and
+// Argon2Ceiling matter. The errors are NewReader's, and ErrTruncated or
 // ErrTrailingData (in a *ChunkError) when the size does not match an
 // authentic final chunk.
 func NewReaderAt(src io.ReaderAt, size int64, s *Secret, opts *Options) (*ReaderAt, error) {
@@ -51,7 +52,7 @@ func NewReaderAt(src io.ReaderAt, size int64, s *Secret, opts *Options) (*Reader
 	if err := readHeader(io.NewSectionReader(src, 0, size), b[:]); err != nil {
 		return nil, err
 	}
-	h, c, err := openHeader(b[:], s)
+	h, c, err := openHeader(b[:], s, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -6,8 +6,10 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"golang.org/x/crypto/argon2"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/spipe-dev/spipe/internal/keyaccess"
 	"github.com/spipe-dev/spipe/pkg/spipe"
@@ -33,15 +35,33 @@ func Key(k *spipe.Key) *Secret {
 	return &Secret{psk: keyaccess.PSK(k), isKey: true, name: "sealed.Key(" + k.Fingerprint() + ")"}
 }
 
-// Passphrase returns the Secret of a passphrase: its bytes exactly as
-// given (no normalization, no trailing newline), stretched with Argon2id
-// under the file's salt and the parameters in its header. It copies
+// Passphrase returns the Secret of a passphrase (without a trailing
+// newline), stretched with Argon2id under the file's salt and the
+// parameters in its header. A passphrase that is valid UTF-8 is first
+// normalized to Unicode Normalization Form C, so that the same text typed
+// on systems whose input methods compose accents differently (precomposed
+// "é" against "e" and a combining acute) is the same secret; bytes that
+// are not UTF-8 are used as they are (docs/FILE.md 1.2). It copies
 // passphrase, and refuses an empty one.
 func Passphrase(passphrase []byte) (*Secret, error) {
 	if len(passphrase) == 0 {
 		return nil, errors.New("sealed: empty passphrase")
 	}
-	return &Secret{passphrase: append([]byte(nil), passphrase...), name: "sealed.Passphrase"}, nil
+	p := append([]byte(nil), passphrase...)
+	if utf8.Valid(p) && !norm.NFC.IsNormal(p) {
+		nfc := norm.NFC.Bytes(p)
+		clear(p)
+		p = nfc
+	}
+	return &Secret{passphrase: p, name: "sealed.Passphrase"}, nil
+}
+
+// kind names the kind of secret, for messages.
+func (s *Secret) kind() string {
+	if s.isKey {
+		return "key"
+	}
+	return "passphrase"
 }
 
 // String returns the kind of secret and, for a key, its fingerprint. The
@@ -68,7 +88,8 @@ var DefaultArgon2 = Argon2Params{Time: 3, MemoryKiB: 64 << 10, Threads: 4}
 
 // Limits on Argon2id parameters, for writers and readers alike: a file
 // asking for more is malformed, so opening a hostile file costs at most
-// 1 GiB of memory and 16 passes over it.
+// 1 GiB of memory and 16 passes over it. Readers stop lower by default:
+// see DefaultArgon2Ceiling.
 const (
 	MinArgon2MemoryKiB = 8 << 10
 	MaxArgon2MemoryKiB = 1 << 20
@@ -88,6 +109,31 @@ func (p Argon2Params) check() error {
 	return nil
 }
 
+// DefaultArgon2Ceiling is the most a Reader or ReaderAt lets a file's
+// header ask of Argon2id unless Options.Argon2Ceiling raises it: 256 MiB
+// and 8 passes (4 and 2.7 times DefaultArgon2), any number of lanes the
+// format allows. A header can ask for up to 1 GiB and 16 passes, which
+// costs an opener 1 GiB of memory and 10 to 16 s on this project's 2-vCPU
+// test machine before the MAC can fail; at this ceiling a hostile file
+// costs at most 256 MiB and about 2 s. Files sealed with more need their
+// opener to raise the ceiling knowingly (docs/FILE.md, "Limits").
+var DefaultArgon2Ceiling = Argon2Params{Time: 8, MemoryKiB: 256 << 10, Threads: MaxArgon2Threads}
+
+// exceeds reports whether p asks for more than ceiling allows in any of
+// its three parameters.
+func (p Argon2Params) exceeds(ceiling Argon2Params) bool {
+	return p.Time > ceiling.Time || p.MemoryKiB > ceiling.MemoryKiB || p.Threads > ceiling.Threads
+}
+
+// String describes the parameters, for messages.
+func (p Argon2Params) String() string {
+	mem := fmt.Sprintf("%d KiB", p.MemoryKiB)
+	if p.MemoryKiB%1024 == 0 {
+		mem = fmt.Sprintf("%d MiB", p.MemoryKiB/1024)
+	}
+	return fmt.Sprintf("%s, %d passes, %d lanes", mem, p.Time, p.Threads)
+}
+
 // The HKDF labels of the file format: its own, never the pipe's.
 const (
 	labelHeader  = "spipe file/1 header"
@@ -102,20 +148,27 @@ type fileKeys struct {
 
 // derive computes the file's keys from s and the header's first 56 bytes
 // (its fields), as docs/FILE.md "Keys" gives. It refuses a secret of the
-// other kind than the header records, with ErrWrongKey.
-func (s *Secret) derive(h *Header, fields []byte) (*fileKeys, error) {
+// other kind than the header records, with ErrWrongKey, and then, if
+// ceiling is not nil, Argon2id parameters above it, with
+// ErrArgon2Ceiling, before running Argon2id.
+func (s *Secret) derive(h *Header, fields []byte, ceiling *Argon2Params) (*fileKeys, error) {
 	var ikm []byte
 	switch {
 	case s.isKey && h.Argon2 == nil:
 		ikm = s.psk[:]
 	case !s.isKey && h.Argon2 != nil:
 		p := h.Argon2
+		if ceiling != nil && p.exceeds(*ceiling) {
+			return nil, fmt.Errorf("%w: the file asks for %v; this opener allows at most %v", ErrArgon2Ceiling, *p, *ceiling)
+		}
 		ikm = argon2.IDKey(s.passphrase, h.Salt[:], p.Time, p.MemoryKiB, p.Threads, 32)
 		defer clear(ikm)
 	case s.isKey:
-		return nil, fmt.Errorf("%w: the file is sealed with a passphrase, not a key", ErrWrongKey)
+		return nil, fmt.Errorf("%w: the header says the file is sealed with a passphrase, not a key "+
+			"(or the header was altered on purpose)", ErrWrongKey)
 	default:
-		return nil, fmt.Errorf("%w: the file is sealed with a key, not a passphrase", ErrWrongKey)
+		return nil, fmt.Errorf("%w: the header says the file is sealed with a key, not a passphrase "+
+			"(or the header was altered on purpose)", ErrWrongKey)
 	}
 	prk, err := hkdf.Extract(sha256.New, ikm, h.Salt[:])
 	if err != nil {

@@ -47,6 +47,10 @@ func specInvalidFiles() invalidFile {
 	other := base("invalid/three", 2560, "salt invalid/other") // same key and plaintext, another salt
 	pass := specFile(specInputs{name: "invalid/passphrase", suite: specSuites[0], chunkSize: specChunkSize,
 		passphrase: specPassphrase, argon2: &specArgon2, salt: specBytes("salt invalid/passphrase", 32)})
+	// Sealed with U+FB01, the fi ligature, which NFC keeps (NFKC would
+	// make it "fi").
+	ligature := specFile(specInputs{name: "invalid/ligature", suite: specSuites[0], chunkSize: specChunkSize,
+		passphrase: "\ufb01sh", argon2: &specArgon2, salt: specBytes("salt invalid/ligature", 32)})
 
 	chunk := func(v fileVector, i int) []byte {
 		c := v.Chunks[i]
@@ -122,6 +126,7 @@ func specInvalidFiles() invalidFile {
 		{Name: "wrong-passphrase", Description: "opened with another passphrase", Passphrase: "correct horse battery stapler", File: pass.File, Error: "ErrWrongKey"},
 		{Name: "passphrase-file-opened-with-key", Description: "a passphrase file opened with a key file", File: pass.File, Error: "ErrWrongKey"},
 		{Name: "key-file-opened-with-passphrase", Description: "a key file's file opened with a passphrase", Passphrase: specPassphrase, File: three.File, Error: "ErrWrongKey"},
+		{Name: "passphrase-compatibility-form", Description: "sealed with the passphrase U+FB01 (the fi ligature) then \"sh\", opened with \"fish\": section 1.2 applies NFC, which keeps the ligature, not NFKC", Passphrase: "fish", File: ligature.File, Error: "ErrWrongKey"},
 		{Name: "suite-downgraded", Description: "suite changed to chacha8-poly1305, checksum recomputed: the MAC fails", File: reheader(three.File, func(h []byte) { h[9] = 5 }), Error: "ErrWrongKey"},
 		{Name: "chunk-size-changed", Description: "chunk size changed to 2048, checksum recomputed: the MAC fails", File: reheader(three.File, func(h []byte) { binary.BigEndian.PutUint32(h[12:], 2048) }), Error: "ErrWrongKey"},
 
@@ -138,6 +143,7 @@ func specInvalidFiles() invalidFile {
 		{Name: "cut-after-middle-chunk", Description: "chunk 2 of 3 dropped: the file ends after chunk 1, sealed as non-final", File: cat(three.Header, t0, t1), Error: "ErrTruncated", Chunk: chunkAt(1)},
 		{Name: "cut-after-first-chunk", Description: "the file ends after chunk 0 of 3", File: cat(three.Header, t0), Error: "ErrTruncated", Chunk: chunkAt(0)},
 		{Name: "cut-after-header", Description: "the empty file without its chunk: a header alone", File: empty.Header, Error: "ErrTruncated", Chunk: chunkAt(0)},
+		{Name: "cut-inside-empty-files-chunk", Description: "the empty file cut 10 bytes into its only chunk (a tag)", File: empty.File[:96+10], Error: "ErrTruncated", Chunk: chunkAt(0)},
 		{Name: "cut-inside-final-chunk", Description: "the last 10 bytes of chunk 2 of 3 cut", File: three.File[:len(three.File)-10], Error: "ErrTampered", Chunk: chunkAt(2)},
 		{Name: "cut-inside-middle-chunk", Description: "the file cut 500 bytes into chunk 1 of 3", File: cat(three.Header, t0, t1[:500]), Error: "ErrTampered", Chunk: chunkAt(1)},
 		{Name: "cut-inside-tag", Description: "the file cut 10 bytes into chunk 1 of 3, too few for a tag", File: cat(three.Header, t0, t1[:10]), Error: "ErrTruncated", Chunk: chunkAt(1)},
@@ -155,6 +161,8 @@ func specInvalidFiles() invalidFile {
 		// Appended data.
 		{Name: "appended-after-full-final-chunk", Description: "100 bytes after the final, full chunk 1 of 2", File: cat(two.File, specBytes("appended", 100)), Error: "ErrTrailingData", Chunk: chunkAt(1)},
 		{Name: "appended-chunk", Description: "the file's own chunk 0 again after the final, full chunk 1 of 2", File: cat(two.File, chunk(two, 0)), Error: "ErrTrailingData", Chunk: chunkAt(1)},
+		{Name: "one-byte-after-full-final-chunk", Description: "1 byte after the final, full chunk 1 of 2: the chunks are judged in order, so chunk 1 (followed by bytes) opens only as final, before the byte is looked at", File: cat(two.File, []byte{0}), Error: "ErrTrailingData", Chunk: chunkAt(1)},
+		{Name: "a-tag-after-full-final-chunk", Description: "16 bytes (an empty final chunk's size) after the final, full chunk 1 of 2: trailing data at chunk 1, not a truncated chunk 2", File: cat(two.File, specBytes("appended", 16)), Error: "ErrTrailingData", Chunk: chunkAt(1)},
 		{Name: "appended-after-short-final-chunk", Description: "100 bytes after the final, short chunk 2 of 3: they join it, which cannot be told from damage", File: cat(three.File, specBytes("appended", 100)), Error: "ErrTampered", Chunk: chunkAt(2)},
 		{Name: "appended-to-empty-file", Description: "1 byte after the empty file's chunk", File: cat(empty.File, []byte{0}), Error: "ErrTampered", Chunk: chunkAt(0)},
 	}

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/crypto/chacha20poly1305"
 	"golang.org/x/crypto/hkdf"
 	"golang.org/x/crypto/nacl/secretbox"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/spipe-dev/spipe/internal/testutil"
 	"github.com/spipe-dev/spipe/internal/testutil/refcrypto"
@@ -95,15 +96,18 @@ type (
 		SealedLen   int          `json:"sealed_length"`
 	}
 	fileVector struct {
-		Name       string        `json:"name"`
-		Suite      string        `json:"suite"`
-		SuiteID    int           `json:"suite_id"`
-		ChunkSize  int           `json:"chunk_size"`
-		KeyFile    testutil.Hex  `json:"key_file,omitempty"`
-		Passphrase string        `json:"passphrase,omitempty"`
-		Argon2     *argon2Vector `json:"argon2,omitempty"`
-		Salt       testutil.Hex  `json:"salt"`
-		Plaintext  testutil.Hex  `json:"plaintext"`
+		Name       string       `json:"name"`
+		Suite      string       `json:"suite"`
+		SuiteID    int          `json:"suite_id"`
+		ChunkSize  int          `json:"chunk_size"`
+		KeyFile    testutil.Hex `json:"key_file,omitempty"`
+		Passphrase string       `json:"passphrase,omitempty"`
+		// PassphraseNFC is the passphrase's NFC form (section 1.2), given
+		// where it differs from Passphrase.
+		PassphraseNFC string        `json:"passphrase_nfc,omitempty"`
+		Argon2        *argon2Vector `json:"argon2,omitempty"`
+		Salt          testutil.Hex  `json:"salt"`
+		Plaintext     testutil.Hex  `json:"plaintext"`
 
 		IKM      testutil.Hex  `json:"ikm"`
 		PRK      testutil.Hex  `json:"prk"`
@@ -124,6 +128,11 @@ var (
 	specKeyFile      = []byte("9a6f3c21d4e5b68a7c0d1e2f3a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d\n")
 	specOtherKeyFile = []byte("0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0\n")
 	specPassphrase   = "correct horse battery staple"
+	// A passphrase as an input method may enter it: U+212B ANGSTROM SIGN
+	// (a singleton NFC replaces), and o and e followed by combining
+	// marks; and its NFC form, written out code point by code point.
+	specPassphraseNFD = "\u212bngstro\u0308m cafe\u0301"
+	specPassphraseNFC = "\u00c5ngstr\u00f6m caf\u00e9"
 	// The cheapest Argon2id the limits allow, so the vectors check fast.
 	specArgon2     = argon2Vector{Time: 1, MemoryKiB: 8192, Threads: 1}
 	specChunkSize  = 1024
@@ -161,16 +170,20 @@ type specInputs struct {
 	chunkSize  int
 	keyFile    []byte // or
 	passphrase string
-	argon2     *argon2Vector
-	salt       []byte
-	plaintext  []byte
+	// passphraseNFC is passphrase in Unicode Normalization Form C, written
+	// out by hand where it differs (section 1.2); Argon2id takes it.
+	passphraseNFC string
+	argon2        *argon2Vector
+	salt          []byte
+	plaintext     []byte
 }
 
 // specFile makes the file of in, as sections 1 to 4 of the document say,
 // with every intermediate value.
 func specFile(in specInputs) fileVector {
 	v := fileVector{Name: in.name, Suite: in.suite.name, SuiteID: int(in.suite.id), ChunkSize: in.chunkSize,
-		KeyFile: in.keyFile, Passphrase: in.passphrase, Argon2: in.argon2, Salt: in.salt, Plaintext: in.plaintext}
+		KeyFile: in.keyFile, Passphrase: in.passphrase, PassphraseNFC: in.passphraseNFC, Argon2: in.argon2,
+		Salt: in.salt, Plaintext: in.plaintext}
 	// Section 2: the header's fields.
 	h := make([]byte, 96)
 	copy(h, "\x89spipe\r\n")
@@ -188,7 +201,11 @@ func specFile(in specInputs) fileVector {
 		h[11] = in.argon2.Threads
 		binary.BigEndian.PutUint32(h[16:], in.argon2.Time)
 		binary.BigEndian.PutUint32(h[20:], in.argon2.MemoryKiB)
-		v.IKM = argon2.IDKey([]byte(in.passphrase), in.salt, in.argon2.Time, in.argon2.MemoryKiB, in.argon2.Threads, 32)
+		pass := in.passphrase
+		if in.passphraseNFC != "" {
+			pass = in.passphraseNFC
+		}
+		v.IKM = argon2.IDKey([]byte(pass), in.salt, in.argon2.Time, in.argon2.MemoryKiB, in.argon2.Threads, 32)
 	}
 	// Section 3: the keys.
 	v.PRK = hkdf.Extract(sha256.New, v.IKM, in.salt)
@@ -236,21 +253,23 @@ func specValidFiles() map[string]vectorFile {
 		}
 		out[s.name] = f
 	}
-	pf := vectorFile{Description: "spipe files (docs/FILE.md, version 1) sealed under a passphrase (Argon2id t=1, m=8192 KiB, p=1, the cheapest the limits allow, and t=2, p=2), with the default suite and with xsalsa20-poly1305"}
+	pf := vectorFile{Description: "spipe files (docs/FILE.md, version 1) sealed under a passphrase (Argon2id t=1, m=8192 KiB, p=1, the cheapest the limits allow, and t=2, p=2), with the default suite and with xsalsa20-poly1305, and one whose passphrase was entered in decomposed form (passphrase_nfc: what Argon2id takes)"}
 	for _, c := range []struct {
-		name  string
-		suite specSuite
-		size  int
-		a     argon2Vector
+		name      string
+		suite     specSuite
+		size      int
+		a         argon2Vector
+		pass, nfc string
 	}{
-		{"passphrase/empty", specSuites[0], 0, specArgon2},
-		{"passphrase/two-and-a-half-chunks", specSuites[0], 2560, specArgon2},
-		{"passphrase/two-lanes", specSuites[0], 1500, argon2Vector{Time: 2, MemoryKiB: 8192, Threads: 2}},
-		{"passphrase/xsalsa20", specSuites[2], 2048, specArgon2},
+		{"passphrase/empty", specSuites[0], 0, specArgon2, specPassphrase, ""},
+		{"passphrase/two-and-a-half-chunks", specSuites[0], 2560, specArgon2, specPassphrase, ""},
+		{"passphrase/two-lanes", specSuites[0], 1500, argon2Vector{Time: 2, MemoryKiB: 8192, Threads: 2}, specPassphrase, ""},
+		{"passphrase/xsalsa20", specSuites[2], 2048, specArgon2, specPassphrase, ""},
+		{"passphrase/decomposed", specSuites[0], 1500, specArgon2, specPassphraseNFD, specPassphraseNFC},
 	} {
 		a := c.a
 		pf.Files = append(pf.Files, specFile(specInputs{name: c.name, suite: c.suite, chunkSize: specChunkSize,
-			passphrase: specPassphrase, argon2: &a, salt: specBytes("salt "+c.name, 32),
+			passphrase: c.pass, passphraseNFC: c.nfc, argon2: &a, salt: specBytes("salt "+c.name, 32),
 			plaintext: specBytes("plaintext "+c.name, c.size)}))
 	}
 	out["passphrase"] = pf
@@ -316,4 +335,8 @@ func TestSpecSelfCheck(t *testing.T) {
 	two := specFile(in)
 	assert.NotEqual(t, one.File[96:96+1040], two.File[96:96+1040], "chunk 0 final vs not")
 	assert.Equal(t, fmt.Sprintf("%x", one.Header[:56]), fmt.Sprintf("%x", two.Header[:56]))
+	// The NFC form written out by hand is what x/text's NFC makes, and
+	// differs from the form entered.
+	assert.Equal(t, specPassphraseNFC, norm.NFC.String(specPassphraseNFD))
+	assert.NotEqual(t, specPassphraseNFC, specPassphraseNFD)
 }

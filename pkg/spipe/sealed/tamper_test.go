@@ -2,6 +2,8 @@ package sealed_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"testing"
 
@@ -114,4 +116,37 @@ func swap(cs [][]byte, i, j int) [][]byte {
 	out := append([][]byte{}, cs...)
 	out[i], out[j] = out[j], out[i]
 	return out
+}
+
+// TestAlteredHeaderIsNotOnlyAWrongKey: the checksum is unkeyed, so a
+// header altered on purpose (its checksum recomputed) reaches the MAC and
+// fails as ErrWrongKey under the right key. The error must say that it may
+// be an altered header, not send the user looking for another secret.
+func TestAlteredHeaderIsNotOnlyAWrongKey(t *testing.T) {
+	s := testKey(t)
+	file := seal(t, s, plaintext(3000, 1), &sealed.Options{ChunkSize: sealed.MinChunkSize})
+	rechecksum := func(change func(h []byte)) []byte {
+		b := bytes.Clone(file)
+		change(b[:sealed.HeaderSize])
+		sum := sha256.Sum256(b[:88])
+		copy(b[88:96], sum[:8])
+		return b
+	}
+	cases := map[string][]byte{
+		"chunk size doubled": rechecksum(func(h []byte) { binary.BigEndian.PutUint32(h[12:], 2*sealed.MinChunkSize) }),
+		// A key file's file relabelled as a passphrase's, with valid
+		// Argon2id parameters: the kind check refuses the key.
+		"relabelled as a passphrase's": rechecksum(func(h []byte) {
+			h[10], h[11] = 2, 1
+			binary.BigEndian.PutUint32(h[16:], 1)
+			binary.BigEndian.PutUint32(h[20:], sealed.MinArgon2MemoryKiB)
+		}),
+	}
+	for name, bad := range cases {
+		_, err := openAll(t, s, bad, 1)
+		require.ErrorIs(t, err, sealed.ErrWrongKey, name)
+		assert.Contains(t, err.Error(), "altered on purpose", name)
+	}
+	_, err := openAll(t, s, cases["relabelled as a passphrase's"], 1)
+	assert.Contains(t, err.Error(), "says the file is sealed with a passphrase")
 }

@@ -62,6 +62,12 @@ func TestImplementationMatchesVectors(t *testing.T) {
 				pt, err := openAt(t, secret, v.File)
 				require.NoError(t, err)
 				assert.Equal(t, []byte(v.Plaintext), pt)
+				if v.PassphraseNFC != "" {
+					// The same text in its other form is the same secret.
+					pt, err := openAll(t, vectorSecret(t, nil, v.PassphraseNFC), v.File, 1)
+					require.NoError(t, err, "opened with the passphrase's NFC form")
+					assert.Equal(t, []byte(v.Plaintext), pt)
+				}
 			})
 		}
 	}

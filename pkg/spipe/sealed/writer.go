@@ -48,7 +48,7 @@ func NewWriter(dst io.Writer, s *Secret, opts *Options) (*Writer, error) {
 	}
 	var header [HeaderSize]byte
 	h.marshal(header[:])
-	keys, err := s.derive(h, header[:])
+	keys, err := s.derive(h, header[:], nil)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +105,10 @@ func (w *Writer) Write(p []byte) (int, error) {
 }
 
 // ReadFrom seals everything r holds, reading it straight into chunk
-// buffers (io.Copy uses it). It returns the bytes read from r.
+// buffers (io.Copy uses it). It returns the bytes read from r. A read
+// error other than io.EOF ends the Writer as a write error does: Close
+// then returns it and seals no final chunk, so a source that failed never
+// leaves a file that passes for whole.
 func (w *Writer) ReadFrom(r io.Reader) (int64, error) {
 	var total int64
 	for w.err == nil {
@@ -127,7 +130,7 @@ func (w *Writer) ReadFrom(r io.Reader) (int64, error) {
 				w.pipe.put(next)
 			}
 			if err != nil {
-				return total, readEnd(err)
+				return total, w.readEnd(err)
 			}
 			continue
 		}
@@ -135,7 +138,7 @@ func (w *Writer) ReadFrom(r io.Reader) (int64, error) {
 		w.cur.n += k
 		total += int64(k)
 		if err != nil {
-			return total, readEnd(err)
+			return total, w.readEnd(err)
 		}
 	}
 	return total, w.err
@@ -145,7 +148,9 @@ func (w *Writer) ReadFrom(r io.Reader) (int64, error) {
 // would, but each worker reads its own chunks from src (with ReadAt, as
 // from an *os.File), so reading the input runs in parallel too. It
 // returns once every chunk but the last is written out; the last stays
-// in the Writer, for more writes or Close.
+// in the Writer, for more writes or Close. A read that fails, or comes up
+// short (src shrank: io.ErrUnexpectedEOF), ends the Writer as in
+// ReadFrom.
 func (w *Writer) ReadFromAt(src io.ReaderAt, size int64) (int64, error) {
 	var off int64
 	for off < size && w.err == nil {
@@ -158,7 +163,8 @@ func (w *Writer) ReadFromAt(src io.ReaderAt, size int64) (int64, error) {
 			// Topping up a chunk a Write began, or the last piece, which
 			// stays current: read here.
 			if err := readFullAt(src, w.cur.buf[w.ptOff+w.cur.n:w.ptOff+w.cur.n+int(n)], off); err != nil {
-				return off, fmt.Errorf("sealed: reading the plaintext at byte %d: %w", off, err)
+				w.err = fmt.Errorf("sealed: reading the plaintext at byte %d: %w", off, err)
+				return off, w.err
 			}
 			w.cur.n += int(n)
 			off += n
@@ -179,11 +185,12 @@ func (w *Writer) ReadFromAt(src io.ReaderAt, size int64) (int64, error) {
 }
 
 // readEnd maps the end of a source read with io.ReadFull: its end is not
-// an error.
-func readEnd(err error) error {
+// an error; any other failure is the Writer's, sticky.
+func (w *Writer) readEnd(err error) error {
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
 		return nil
 	}
+	w.err = err
 	return err
 }
 
