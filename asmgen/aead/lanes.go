@@ -113,23 +113,6 @@ func (l *lanes) products(g [2][3]VecVirtual, base Mem, first int, cols *[3]VecVi
 	}
 }
 
-// hsum sums the eight lanes of each column into a general register.
-func hsum(cols [3]VecVirtual) [3]GPVirtual {
-	var out [3]GPVirtual
-	for i, z := range cols {
-		t := ZMM()
-		VEXTRACTI64X4(U8(1), z, t.AsY())
-		VPADDQ(t.AsY(), z.AsY(), z.AsY())
-		VEXTRACTI32X4(U8(1), z.AsY(), t.AsX())
-		VPADDQ(t.AsX(), z.AsX(), z.AsX())
-		VPSHUFD(U8(0x4e), z.AsX(), t.AsX())
-		VPADDQ(t.AsX(), z.AsX(), z.AsX())
-		out[i] = GP64()
-		VMOVQ(z.AsX(), out[i])
-	}
-	return out
-}
-
 // carry44 carries columns below 2^60 into limbs below 2^44, 2^44 + 2^13
 // and 2^42, folding bits 130 and up back times 5.
 func carry44(c [3]GPVirtual) [3]GPVirtual {
@@ -190,7 +173,7 @@ func (l *lanes) macLanes(name string, f *frame64, ctOff int, pre Mem, full, kLas
 	}
 	var cols [3]VecVirtual
 	l.products(acc, b, 0, &cols)
-	fullSum := hsum(cols)
+	fullSum := ifma.HSum(cols, [3]VecVirtual{ZMM(), ZMM(), ZMM()})
 
 	// The last group at in + 256·full, its powers from entry 16 - kLast.
 	gp, tp := GP64(), GP64()
@@ -205,7 +188,7 @@ func (l *lanes) macLanes(name string, f *frame64, ctOff int, pre Mem, full, kLas
 	LEAQ(Mem{Base: tp, Index: gp, Scale: 8}, tp)
 	var lastCols [3]VecVirtual
 	l.products(last, Mem{Base: tp}, 0, &lastCols)
-	lastSum := hsum(lastCols)
+	lastSum := ifma.HSum(lastCols, [3]VecVirtual{ZMM(), ZMM(), ZMM()})
 
 	// The full groups' sum times r^kLast, entry 16 - kLast (still at tp).
 	x := carry44(fullSum)

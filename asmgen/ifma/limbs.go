@@ -25,9 +25,16 @@ func LoadR44(rp Mem) (l0, l1, l2 GPVirtual) {
 // Split44 splits the number with low words at p and top word in l2.
 func Split44(p Mem, l2 GPVirtual) (l0, l1, _ GPVirtual) {
 	h0, h1 := GP64(), GP64()
-	l0, l1 = GP64(), GP64()
 	MOVQ(p, h0)
 	MOVQ(p.Offset(8), h1)
+	return SplitH44(h0, h1, l2)
+}
+
+// SplitH44 splits h (radix 2^64 in registers, h2 <= 7) into 44-bit limbs
+// l0, l1 below 2^44 and l2 below 2^43; l2 is h2's register, and h1's
+// register is clobbered.
+func SplitH44(h0, h1, h2 GPVirtual) (l0, l1, l2 GPVirtual) {
+	l0, l1 = GP64(), GP64()
 	mask := GP64()
 	MOVQ(U64(1<<44-1), mask)
 	MOVQ(h0, l0)
@@ -35,10 +42,28 @@ func Split44(p Mem, l2 GPVirtual) (l0, l1, _ GPVirtual) {
 	MOVQ(h0, l1)
 	SHRQ(U8(44), h1, l1) // l1 = h0>>44 | h1<<20
 	ANDQ(mask, l1)
-	SHLQ(U8(40), l2)
+	SHLQ(U8(40), h2)
 	SHRQ(U8(24), h1)
-	ORQ(h1, l2) // l2 = h1>>24 | h2<<40
-	return l0, l1, l2
+	ORQ(h1, h2) // l2 = h1>>24 | h2<<40
+	return l0, l1, h2
+}
+
+// HSum sums the eight lanes of each of cols into a general register,
+// with tmp as scratch (cols are clobbered).
+func HSum(cols, tmp [3]VecVirtual) [3]GPVirtual {
+	var out [3]GPVirtual
+	for i, z := range cols {
+		t := tmp[i]
+		VEXTRACTI64X4(U8(1), z, t.AsY())
+		VPADDQ(t.AsY(), z.AsY(), z.AsY())
+		VEXTRACTI32X4(U8(1), z.AsY(), t.AsX())
+		VPADDQ(t.AsX(), z.AsX(), z.AsX())
+		VPSHUFD(U8(0x4e), z.AsX(), t.AsX())
+		VPADDQ(t.AsX(), z.AsX(), z.AsX())
+		out[i] = GP64()
+		VMOVQ(z.AsX(), out[i])
+	}
+	return out
 }
 
 // PackH44 carries 44-bit limbs l0, l1, l2 (each below 2^60) completely,

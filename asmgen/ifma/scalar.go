@@ -69,22 +69,3 @@ func MulScalar(x [3]Op, y [5]Op) [3]GPVirtual {
 	}
 	return out
 }
-
-// SplitH44 splits h (radix 2^64 in registers, h2 <= 7) into 44-bit limbs
-// l0, l1 below 2^44 and l2 below 2^43.
-func SplitH44(h0, h1, h2 GPVirtual) (l0, l1, l2 GPVirtual) {
-	l0, l1, l2 = GP64(), GP64(), GP64()
-	mask := GP64()
-	MOVQ(U64(1<<44-1), mask)
-	MOVQ(h0, l0)
-	ANDQ(mask, l0)
-	MOVQ(h0, l1)
-	SHRQ(U8(44), h1, l1) // l1 = h0>>44 | h1<<20
-	ANDQ(mask, l1)
-	MOVQ(h2, l2)
-	SHLQ(U8(40), l2)
-	MOVQ(h1, mask)
-	SHRQ(U8(24), mask)
-	ORQ(mask, l2) // l2 = h1>>24 | h2<<40
-	return l0, l1, l2
-}

@@ -233,19 +233,7 @@ func ifmaKernel() {
 			VPADDQ(L[a][i], L[0][i], L[0][i])
 		}
 	}
-	var out [3]GPVirtual
-	for i := range 3 {
-		z := L[0][i]
-		t := G[0][i]
-		VEXTRACTI64X4(U8(1), z, t.AsY())
-		VPADDQ(t.AsY(), z.AsY(), z.AsY())
-		VEXTRACTI32X4(U8(1), z.AsY(), t.AsX())
-		VPADDQ(t.AsX(), z.AsX(), z.AsX())
-		VPSHUFD(U8(0x4e), z.AsX(), t.AsX())
-		VPADDQ(t.AsX(), z.AsX(), z.AsX())
-		out[i] = GP64()
-		VMOVQ(z.AsX(), out[i])
-	}
+	out := ifma.HSum(L[0], G[0])
 	VZEROUPPER()
 	h0, h1, h2 := ifma.PackH44(out[0], out[1], out[2])
 	tp := Load(Param("tail").Base(), GP64())
