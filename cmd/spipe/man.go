@@ -81,7 +81,11 @@ spipe has no use for (-D, -r, -R, -u, --syslog), with the spipe way named.
 .TP
 .B SIGINT, SIGTERM
 Stop accepting, give open connections --shutdown-timeout to finish, close
-the rest and exit 0.
+the rest and exit 0. With --metrics, /healthz answers 503 at once and new
+connections are still accepted for --drain-delay (2 s) before accepting
+stops, so that a load balancer probing it sends them elsewhere first. A
+second SIGINT or SIGTERM stops at once: no drain, and open connections
+are closed.
 .TP
 .B SIGHUP
 Re-read the key files: new connections use the new keys, open ones keep

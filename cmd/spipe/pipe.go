@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"os"
@@ -33,6 +34,7 @@ type pipeFlags struct {
 	handshakeTimeout     time.Duration
 	idleTimeout          time.Duration
 	shutdownTimeout      time.Duration
+	drainDelay           time.Duration
 	noKeepAlive          bool
 	socketMode           string
 	pidFile              string
@@ -102,7 +104,8 @@ func (p *pipeFlags) register(fs *pflag.FlagSet, mode service.Mode) {
 	p.handshakeTimeout = 10 * time.Second
 	fs.VarP(durationValue{&p.handshakeTimeout}, "handshake-timeout", "o", "time allowed for a handshake, and for dialling the target; a bare number is seconds (spiped's -o)")
 	fs.DurationVar(&p.idleTimeout, "idle-timeout", 0, "close connections idle this long in both directions (0: never)")
-	fs.DurationVar(&p.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT/SIGTERM, time open connections get to finish")
+	fs.DurationVar(&p.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT/SIGTERM, time open connections get to finish (a second signal: none)")
+	fs.DurationVar(&p.drainDelay, "drain-delay", 2*time.Second, "with --metrics: on SIGINT/SIGTERM, /healthz answers 503 at once and new connections are still\naccepted for D, so a load balancer moves them elsewhere first; then --shutdown-timeout begins (0: none)")
 	fs.BoolVarP(&p.noKeepAlive, "no-keepalive", "j", false, "turn TCP keep-alives off (spiped's -j)")
 	fs.StringVarP(&p.bind, "bind", "b", "", "source `IP` address (optionally :port) for outgoing connections")
 	fs.StringVar(&p.socketMode, "socket-mode", "0660", "permissions (octal `MODE`) of a Unix socket created for -s")
@@ -138,6 +141,7 @@ func (p *pipeFlags) options(mode service.Mode) (service.Options, error) {
 		HandshakeTimeout:      p.handshakeTimeout,
 		IdleTimeout:           p.idleTimeout,
 		ShutdownTimeout:       p.shutdownTimeout,
+		DrainDelay:            p.drainDelay,
 		NoKeepAlive:           p.noKeepAlive,
 		ProxyProtocol:         p.proxyProtocol,
 		PidFile:               p.pidFile,
@@ -224,17 +228,21 @@ func parseNetwork(s string) (netip.Prefix, error) {
 }
 
 // runPipe starts the service (every start-up error comes out here, before
-// anything serves) and runs it until SIGINT or SIGTERM; SIGHUP reloads
-// the key files (a stdio connection ignores it: ssh sends it to its
-// ProxyCommand on exit).
+// anything serves) and runs it until SIGINT or SIGTERM, which start its
+// shutdown; a second one stops it at once. SIGHUP reloads the key files
+// (a stdio connection ignores it: ssh sends it to its ProxyCommand on
+// exit).
 func (a *app) runPipe(cmd *cobra.Command, p *pipeFlags, mode service.Mode) error {
 	opts, err := p.options(mode)
 	if err != nil {
 		return err
 	}
 	opts.Stdin, opts.Stdout = a.stdin, a.stdout
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	stopSignals := make(chan os.Signal, 2)
+	signal.Notify(stopSignals, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(stopSignals)
+	ctx, shutdown := context.WithCancel(cmd.Context())
+	defer shutdown()
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -243,5 +251,21 @@ func (a *app) runPipe(cmd *cobra.Command, p *pipeFlags, mode service.Mode) error
 	if err != nil {
 		return err
 	}
+	ran := make(chan struct{})
+	defer close(ran)
+	go func() {
+		for n := 0; ; n++ {
+			select {
+			case <-stopSignals:
+			case <-ran:
+				return
+			}
+			if n == 0 {
+				shutdown()
+			} else {
+				svc.Abort()
+			}
+		}
+	}()
 	return svc.Run(ctx, hup)
 }

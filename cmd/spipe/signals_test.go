@@ -64,6 +64,34 @@ func TestSIGINTGraceExpires(t *testing.T) {
 	assert.ErrorIs(t, err, syscall.ECONNRESET)
 }
 
+// TestSecondSignalStopsAtOnce: a second SIGTERM (or SIGINT) during the
+// shutdown ends the drain and the grace period at once: the process
+// exits 0 long before either would have ended, and its open connection
+// is reset.
+func TestSecondSignalStopsAtOnce(t *testing.T) {
+	for _, sigs := range [][2]syscall.Signal{{syscall.SIGTERM, syscall.SIGTERM}, {syscall.SIGINT, syscall.SIGINT}} {
+		t.Run(sigs[0].String(), func(t *testing.T) {
+			key := pipetest.KeyFile(t)
+			tg := pipetest.NewTarget(t, func(c net.Conn) { io.Copy(io.Discard, c) }) // never answers
+			listen, laddr := serving(t, "listen", "-s", "127.0.0.1:0", "-t", tg.Addr, "-k", key,
+				"--metrics", "127.0.0.1:0", "--drain-delay", "1m", "--shutdown-timeout", "1m")
+			connect := pipetest.Start(t, service.Connect, "127.0.0.1:0", laddr, key, nil)
+			c := pipetest.Dial(t, connect.Addr)
+			_, err := c.Write([]byte("hang"))
+			require.NoError(t, err)
+			require.Eventually(t, func() bool { return tg.Accepts.Load() == 1 }, 10*time.Second, 10*time.Millisecond)
+			listen.signal(t, sigs[0])
+			listen.waitLog(t, `msg="draining: /healthz answers 503`)
+			listen.signal(t, sigs[1])
+			assert.Equal(t, 0, listen.wait(t, 10*time.Second))
+			listen.waitLog(t, `level=WARN msg="stopping at once: open connections are closed"`)
+			require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))
+			_, err = io.ReadAll(c)
+			assert.ErrorIs(t, err, syscall.ECONNRESET)
+		})
+	}
+}
+
 // TestSIGHUPReloadsKeys: SIGHUP makes a listen re-read its key files.
 func TestSIGHUPReloadsKeys(t *testing.T) {
 	oldKey, newKey := pipetest.KeyFile(t), pipetest.KeyFile(t)

@@ -64,7 +64,7 @@ type ticket struct {
 	// header names the client (move). Under a.mu once in the table.
 	header     bool
 	proxied    bool       // the header was read: the handshake reads through the conn it made
-	hello      *helloConn // under a.mu once the ticket is in the table
+	hello      *helloConn // set under a.mu, before the ticket is in the table (add) or while it is (move)
 	q          *queue     // nil once out of the table
 	heard      bool       // its first message is in (it is in q.lists[heard])
 	seq        uint64
@@ -115,12 +115,16 @@ func (a *admission) add(c net.Conn, header bool) *ticket {
 		return t
 	}
 	room := a.makeRoom(src, true)
-	a.link(t, a.queue(src), false)
-	a.mu.Unlock()
-	room.finish(a)
+	// The watch is in place before the ticket is in the table: from then
+	// on, a newcomer's makeRoom on another goroutine may ask whether its
+	// first message is in. (Its callbacks take a.mu, so they wait for the
+	// ticket to be linked.)
 	if a.hello.size > 0 && !header {
 		t.hello = a.hello.watch(c, t.accepted, 0, t.firstMessageIn, t.late)
 	}
+	a.link(t, a.queue(src), false)
+	a.mu.Unlock()
+	room.finish(a)
 	return t
 }
 

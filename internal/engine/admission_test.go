@@ -603,3 +603,25 @@ func TestLimits(t *testing.T) {
 			"MaxConns, MaxPending, MaxPendingPerSource set to %v", c.set)
 	}
 }
+
+// TestAdmissionAddsRaceNothing: tickets added from many goroutines at
+// once, from one source at its cap of one, so that each newcomer cuts a
+// ticket another goroutine has just added, asking whether its first
+// message is in: the watch that knows is in place before the ticket is
+// in the table (go test -race sees it otherwise), so a ticket whose
+// first message is in is never taken for one still waiting.
+func TestAdmissionAddsRaceNothing(t *testing.T) {
+	a := newAdmission(1024, 1, helloRule{size: 107}, slog.New(slog.DiscardHandler))
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 200 {
+				a.add(fake("192.0.2.1"), false)
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, 1, a.len())
+}

@@ -7,24 +7,29 @@ import (
 	"time"
 )
 
-// allowance is a token bucket that charges what a peer did after the
-// fact: take spends a token (never below zero), and those who must wait
-// while it is empty wait until a token has refilled. A carrier's
-// allowance charges streams its client reset before their target sent a
-// byte, so that a flood of opens and resets gets at most rate target
-// connections a second once the burst is spent, while honest streams,
-// which cost nothing, never wait.
+// allowance is a token bucket paid in advance: a stream takes a token
+// before its target is dialled, and gives it back once it proves honest
+// (its target sent a byte) or never reached a target connection. A
+// stream whose target connection ends without a byte from the target
+// keeps its token spent. So, per carrier, target connections whose
+// target said nothing are at most burst plus rate a second, however the
+// client batches its opens and whether it ends them with resets or
+// half-closes; while honest streams, whose target answers within a
+// round trip, give their token back at once and never wait for the
+// refill.
 type allowance struct {
 	mu     sync.Mutex
 	tokens float64
 	burst  float64
 	rate   float64 // tokens a second
 	last   time.Time
-	now    func() time.Time
+	now    func() time.Time // of the refill; a deadline is the system clock's
+	given  chan struct{}    // closed (and replaced) when a token is given back
 }
 
 func newAllowance(burst, rate int) *allowance {
-	return &allowance{tokens: float64(burst), burst: float64(burst), rate: float64(rate), now: time.Now}
+	return &allowance{tokens: float64(burst), burst: float64(burst), rate: float64(rate), now: time.Now,
+		given: make(chan struct{})}
 }
 
 // refill adds the tokens earned since the last call. a.mu is held.
@@ -36,44 +41,69 @@ func (a *allowance) refill() {
 	a.last = now
 }
 
-// take spends a token, if there is one.
-func (a *allowance) take() {
+// tryTake takes a token if one is there.
+func (a *allowance) tryTake() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.refill()
-	a.tokens = max(0, a.tokens-1)
+	if a.tokens < 1 {
+		return false
+	}
+	a.tokens--
+	return true
 }
 
-// ready reports whether a token is there, without spending it.
-func (a *allowance) ready() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.refill()
-	return a.tokens >= 1
-}
-
-// wait returns once a token is there (it is not spent), or ctx's error,
-// or, after maxWait, an error wrapping errLimit.
-func (a *allowance) wait(ctx context.Context, maxWait time.Duration) error {
-	deadline := a.now().Add(maxWait)
+// take takes a token, waiting for one (refilled, or given back) until
+// deadline; it fails with an error wrapping errLimit if none came by
+// then, or with ctx's error if ctx ends first.
+func (a *allowance) take(ctx context.Context, deadline time.Time) error {
 	for {
 		a.mu.Lock()
 		a.refill()
-		missing := 1 - a.tokens
-		a.mu.Unlock()
-		if missing <= 0 {
+		if a.tokens >= 1 {
+			a.tokens--
+			a.mu.Unlock()
 			return nil
 		}
-		refill := time.Duration(missing / a.rate * float64(time.Second))
-		if a.now().Add(refill).After(deadline) {
-			return fmt.Errorf("%w: the carrier's allowance for streams reset early is spent", errLimit)
+		refill := time.Duration((1 - a.tokens) / a.rate * float64(time.Second))
+		given := a.given
+		a.mu.Unlock()
+		left := time.Until(deadline)
+		if left <= 0 {
+			return fmt.Errorf("%w: the carrier's allowance for streams whose target has not answered is spent", errLimit)
 		}
-		t := time.NewTimer(refill)
+		t := time.NewTimer(min(refill, left))
 		select {
 		case <-t.C:
+		case <-given:
+			t.Stop()
 		case <-ctx.Done():
 			t.Stop()
 			return ctx.Err()
 		}
+	}
+}
+
+// give gives a token back (up to the burst) and wakes those waiting.
+func (a *allowance) give() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.refill()
+	a.tokens = min(a.burst, a.tokens+1)
+	close(a.given)
+	a.given = make(chan struct{})
+}
+
+// streamToken is the token one stream took: refund gives it back, once,
+// however many times it is called; a token never refunded stays spent.
+type streamToken struct {
+	a    *allowance
+	once sync.Once
+}
+
+// refund gives the token back (nil: a stream that took none).
+func (t *streamToken) refund() {
+	if t != nil {
+		t.once.Do(t.a.give)
 	}
 }

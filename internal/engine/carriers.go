@@ -10,6 +10,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spipe-dev/spipe/pkg/spipe/mux"
@@ -21,15 +22,26 @@ const (
 	defaultStreamsPerCarrier = 1000
 )
 
-// A carrier that fails to open is re-opened after carrierBackoff, doubled
-// after each further failure up to carrierMaxBackoff; but while a
-// connection waits for a carrier, after at most carrierDemandBackoff, so
-// that a listener that is back (a restart) serves it at once.
+// A carrier that fails to open, or ends or goes away before it has served
+// a stream (a listener at its --max-pending closes one right after its
+// handshake), is re-opened after a pause of carrierBackoff, doubled after
+// each further such carrier up to carrierMaxBackoff, and jittered (a
+// random time between half of it and all of it); but while a connection
+// waits for a carrier, after at most carrierDemandBackoff, so that a
+// listener that is back (a restart) serves it at once. A carrier that
+// served a stream, or stayed up carrierProven, resets the pause: its
+// successor opens at once.
 const (
 	carrierBackoff       = 100 * time.Millisecond
 	carrierMaxBackoff    = 5 * time.Second
 	carrierDemandBackoff = 250 * time.Millisecond
+	carrierProven        = 10 * time.Second
 )
+
+// carrierOpenLevel is the level of a keeper's line about a carrier that
+// failed to open: whatever the reason, no connection gets through
+// --mux until one opens.
+const carrierOpenLevel = slog.LevelWarn
 
 // errNoCarrier is a connection that found no carrier with room in time.
 var errNoCarrier = errors.New("no carrier to the listener")
@@ -38,8 +50,9 @@ var errNoCarrier = errors.New("no carrier to the listener")
 // connecting side and opens streams on them. Each carrier has a keeper
 // that opens it (dial and handshake, like a connection's), waits for it
 // to end, or to say go-away, and opens it again: at once after a carrier
-// that was up or went away, after a growing pause (with jitter) after one
-// that failed to open, shortened while connections wait for a carrier.
+// that served a stream, after a growing pause (with jitter) after one
+// that failed to open or served nothing, shortened while connections
+// wait for a carrier.
 // So a carrier that dies is replaced for the connections that follow, a
 // listener that restarts is served again as soon as it is back, and a
 // listener that is down is not hammered.
@@ -65,6 +78,9 @@ type pooled struct {
 	streams int
 	retired chan struct{} // closed when it must take no more streams
 	retire  sync.Once
+	// served: a stream on it heard from the listener (a byte, or its
+	// clean end), so the listener took it and was no refusal.
+	served atomic.Bool
 }
 
 // startCarriers starts f's pool (Mux must be set). A quiet pool logs
@@ -98,7 +114,7 @@ func (p *carrierPool) close() {
 // keep keeps carrier slot i open until the pool closes.
 func (p *carrierPool) keep(i int) {
 	defer p.wg.Done()
-	wait := time.Duration(0)
+	var backoff, wait time.Duration // the pause's bound, and the pause
 	for {
 		if wait > 0 && !p.pause(wait) {
 			return
@@ -111,24 +127,35 @@ func (p *carrierPool) keep(i int) {
 			if p.ctx.Err() != nil {
 				return
 			}
-			wait = min(max(2*wait, carrierBackoff), carrierMaxBackoff)
-			wait = wait/2 + rand.N(wait/2+1) // jitter: carriers of many clients do not retry in step
+			backoff, wait = nextBackoff(backoff)
 			p.failed(err)
-			p.logAt(slog.LevelWarn, "carrier failed to open; retrying", slog.String("target", p.target()), slog.Int("carrier", i),
+			p.f.observer().CarrierOpenFailed(stageOf(err), err)
+			p.logAt(carrierOpenLevel, "carrier failed to open; retrying", slog.String("target", p.target()), slog.Int("carrier", i),
 				slog.String("stage", stageOf(err)), slog.String("reason", Reason(err)), slog.Any("err", err),
 				slog.Duration("retry_in", wait.Round(time.Millisecond)))
 			continue
 		}
-		// A carrier that the listener closes at once (it has as many as
-		// it takes) is retried after the same growing pause as one that
-		// failed to open, not in a tight loop; one that went away after it
-		// had been up (the listener is restarting) is replaced at once.
-		if lived, goneAway := p.serve(i, c, s); lived >= time.Second || goneAway && lived >= carrierBackoff {
-			wait = 0
+		// A carrier that the listener closes or sends away before it
+		// served anything (it has as many as it takes) is retried after
+		// the same growing pause as one that failed to open, not in a
+		// tight loop; one that served a stream, or stayed up long, is
+		// replaced at once (the listener is restarting, say).
+		if p.serve(i, c, s) {
+			backoff, wait = 0, 0
 		} else {
-			wait = min(max(2*wait, carrierBackoff), carrierMaxBackoff)
+			backoff, wait = nextBackoff(backoff)
+			p.logAt(slog.LevelDebug, "carrier served no stream; pausing before the next", slog.String("target", p.target()),
+				slog.Int("carrier", i), slog.Duration("retry_in", wait.Round(time.Millisecond)))
 		}
 	}
+}
+
+// nextBackoff doubles a keeper's pause bound (from carrierBackoff, up to
+// carrierMaxBackoff) and draws the pause from its upper half: the jitter
+// keeps the carriers of many clients from retrying in step.
+func nextBackoff(backoff time.Duration) (time.Duration, time.Duration) {
+	backoff = min(max(2*backoff, carrierBackoff), carrierMaxBackoff)
+	return backoff, backoff/2 + rand.N(backoff/2+1)
 }
 
 // pause waits d before a keeper tries again, or at most
@@ -169,7 +196,11 @@ func stageOf(err error) string {
 var errDial = errors.New("dial")
 
 // connect dials the listener and runs the handshake, as a connection's
-// dial does, counted in the same metrics.
+// dial does. A carrier's own connection is not a connection of the
+// metrics' (they add up without it): its failure to open is its
+// keeper's, counted apart (Observer.CarrierOpenFailed), and a connection
+// that then finds no carrier fails its own dial, once. A handshake that
+// succeeds has its duration observed as any other.
 func (p *carrierPool) connect() (Carrier, *Session, error) {
 	f := p.f
 	timeout := f.handshakeTimeout()
@@ -177,19 +208,17 @@ func (p *carrierPool) connect() (Carrier, *Session, error) {
 	defer cancel()
 	raw, err := f.Dial(dctx, nil)
 	if err != nil {
-		// A carrier's own connection is not a connection of the
-		// metrics' (docs: they add up without it): its failure to open
-		// is its keeper's warning, and a connection that then finds no
-		// carrier fails its own dial.
 		return nil, nil, fmt.Errorf("%w: %w", errDial, err)
 	}
 	stop := context.AfterFunc(p.ctx, func() { raw.Close() })
 	defer stop()
-	sc, s, c, err := f.secure(p.ctx, raw, timeout, nil)
+	start := time.Now()
+	sc, s, c, err := f.runSecure(p.ctx, raw, timeout, nil)
 	if err != nil {
 		raw.Close()
 		return nil, nil, err
 	}
+	f.observer().Handshake(time.Since(start), nil)
 	if c == nil {
 		sc.Close()
 		return nil, nil, errors.New("the handshake did not set up a carrier")
@@ -199,8 +228,9 @@ func (p *carrierPool) connect() (Carrier, *Session, error) {
 
 // serve publishes carrier c until it ends, goes away or the pool closes,
 // then closes it (one that went away, once its streams have ended). It
-// returns how long the carrier was up, and whether it went away.
-func (p *carrierPool) serve(i int, c Carrier, s *Session) (time.Duration, bool) {
+// reports whether the carrier proved itself: a stream on it heard from
+// the listener, or it stayed up carrierProven.
+func (p *carrierPool) serve(i int, c Carrier, s *Session) bool {
 	f := p.f
 	obs := f.observer()
 	obs.CarrierOpened()
@@ -248,7 +278,7 @@ func (p *carrierPool) serve(i int, c Carrier, s *Session) (time.Duration, bool) 
 			p.drain(pc)
 			c.Close()
 		}()
-		return time.Since(start), goneAway
+		return pc.proven(start)
 	}
 	c.Close()
 
@@ -264,7 +294,12 @@ func (p *carrierPool) serve(i int, c Carrier, s *Session) (time.Duration, bool) 
 	default:
 		p.logAt(slog.LevelDebug, "carrier closed", attrs...)
 	}
-	return time.Since(start), false
+	return pc.proven(start)
+}
+
+// proven reports whether a carrier up since start proved itself (serve).
+func (pc *pooled) proven(start time.Time) bool {
+	return pc.served.Load() || time.Since(start) >= carrierProven
 }
 
 // logAt logs a carrier's line at level, or at debug level in a quiet
@@ -352,7 +387,7 @@ func (p *carrierPool) open(ctx context.Context) (Conn, *Session, error) {
 		sc, err := best.c.Open(ctx)
 		if err == nil {
 			if c, ok := sc.(Conn); ok {
-				return &poolStream{Conn: c, via: best.c, release: func() { p.release(best) }}, best.session, nil
+				return &poolStream{Conn: c, via: best.c, pc: best, release: func() { p.release(best) }}, best.session, nil
 			}
 			sc.Close()
 			err = fmt.Errorf("%T cannot half-close", sc)
@@ -411,6 +446,7 @@ func (e *noCarrierError) Unwrap() []error {
 type poolStream struct {
 	Conn
 	via     Carrier // the carrier it rides
+	pc      *pooled // the same, in the pool
 	release func()
 	once    sync.Once
 }
@@ -426,9 +462,57 @@ func (s *poolStream) ReadFrom(r io.Reader) (int64, error) {
 	return s.Conn.(io.ReaderFrom).ReadFrom(r)
 }
 
-// WriteTo is the stream's own (see framedSource).
+// WriteTo is the stream's own (see framedSource). It marks its carrier
+// as having served a stream once a byte from the listener arrives, or the
+// listener's clean end.
 func (s *poolStream) WriteTo(w io.Writer) (int64, error) {
-	return s.Conn.(io.WriterTo).WriteTo(w)
+	sw := &servedWriter{Writer: w, pc: s.pc}
+	var dst io.Writer = sw
+	if tw, ok := w.(tryWriter); ok {
+		// Keep the stream's direct path (mux.Stream.WriteTo).
+		dst = &servedTryWriter{servedWriter: sw, tw: tw}
+	}
+	n, err := s.Conn.(io.WriterTo).WriteTo(dst)
+	if err == nil {
+		s.pc.served.Store(true)
+	}
+	return n, err
+}
+
+// tryWriter is a writer that can also write without blocking, as
+// mux.Stream.WriteTo uses it (the engine's watchedWriter, on Unix).
+type tryWriter interface {
+	TryWrite(p []byte) (int, error)
+}
+
+// servedWriter is the writer of a pooled stream's WriteTo: the first
+// byte it writes marks the carrier as having served a stream.
+type servedWriter struct {
+	io.Writer
+	pc *pooled
+}
+
+func (w *servedWriter) Write(p []byte) (int, error) {
+	w.mark(len(p))
+	return w.Writer.Write(p)
+}
+
+func (w *servedWriter) mark(n int) {
+	if n > 0 && !w.pc.served.Load() {
+		w.pc.served.Store(true)
+	}
+}
+
+// servedTryWriter is a servedWriter over a tryWriter, keeping TryWrite.
+type servedTryWriter struct {
+	*servedWriter
+	tw tryWriter
+}
+
+func (w *servedTryWriter) TryWrite(p []byte) (int, error) {
+	n, err := w.tw.TryWrite(p)
+	w.mark(n)
+	return n, err
 }
 
 var _ net.Conn = (*poolStream)(nil)

@@ -45,8 +45,10 @@ type Forwarder struct {
 	// for a place (a warning is logged) for up to MaxConnsWait. Zero means
 	// 100; a negative value means no limit.
 	MaxConns int
-	// MaxConnsWait bounds that wait: a connection (or stream) that finds
-	// no place in that time is reset and logged (a line per source at
+	// MaxConnsWait bounds that wait (for a stream of a carrier, together
+	// with its wait for the carrier's allowance, docs/PROTOCOL.md 7.8): a
+	// connection (or stream) that finds no place in that time is reset
+	// and logged (a line per source at
 	// most as often as handshake failures), and Observer.AdmissionError
 	// hears of it (reason "limit"). Zero means 10 s; a negative value
 	// means no wait: it is reset at once.
@@ -105,7 +107,7 @@ type Forwarder struct {
 	// a header read.
 	AcceptProxyFrom []netip.Prefix
 	// ShutdownTimeout is how long open connections may finish once Serve's
-	// context is done, before they are closed.
+	// context is done, before they are closed (at once after Abort).
 	ShutdownTimeout time.Duration
 
 	// Log receives one line per failed connection, at a level that says
@@ -143,6 +145,15 @@ type Forwarder struct {
 	liveMu       sync.Mutex
 	liveCarriers map[*liveCarrier]struct{} // carriers served (listening side)
 	keepKey      func(key string) bool     // RetireCarriers' last verdict
+
+	abortOnce sync.Once
+	aborted   context.Context // cancelled by Abort
+	abort     context.CancelFunc
+
+	// streamAllowance makes each carrier's allowance (nil: the
+	// protocol's, earlyEndBurst and earlyEndRate): tests give theirs a
+	// clock of their own.
+	streamAllowance func() *allowance
 }
 
 // Side names one end of a forwarded connection.
@@ -173,11 +184,13 @@ type Observer interface {
 	// back from it).
 	Bytes(toTarget bool, n int)
 	// AdmissionError reports a connection (or stream) turned away before
-	// its dial: no MaxConns place came free within MaxConnsWait, or a
-	// carrier beyond MaxPending.
+	// its dial: no MaxConns place (or, for a stream, no token of its
+	// carrier's allowance) came within MaxConnsWait, or a carrier beyond
+	// MaxPending.
 	AdmissionError(err error)
 	// Waiting reports a connection (or stream) that begins (+1) or ends
-	// (-1) its wait for a MaxConns place.
+	// (-1) its wait for a MaxConns place, or a stream for its carrier's
+	// allowance.
 	Waiting(delta int)
 	// TransferError reports a connection (or stream) that failed after
 	// its handshake and dial.
@@ -190,6 +203,12 @@ type Observer interface {
 	Ended(how string)
 	// CarrierFailed reports a multiplexed carrier that ended in an error.
 	CarrierFailed(err error)
+	// CarrierOpenFailed reports a carrier that "spipe connect --mux"
+	// could not open to the listener, and at which stage: "dial" or
+	// "handshake" (ReasonSets.CarrierOpen). A carrier is no connection:
+	// this is no connection's failure (one that then finds no carrier
+	// fails its dial, once).
+	CarrierOpenFailed(stage string, err error)
 	// CarrierOpened is called when a multiplexed carrier is through its
 	// handshake, CarrierClosed when it has ended. Its streams are
 	// connections (ConnOpened, ConnClosed); the carrier is not.
@@ -219,18 +238,33 @@ func (f *Forwarder) log() *slog.Logger {
 }
 
 func (f *Forwarder) observer() Observer {
-	if f.Observer == nil {
-		return nopObserver{}
+	obs := f.Observer
+	if obs == nil {
+		obs = nopObserver{}
 	}
-	return f.Observer
+	if wrapObserver != nil {
+		return wrapObserver(obs)
+	}
+	return obs
 }
+
+// wrapObserver, if set, wraps every Observer the engine reports to: the
+// package's tests check with it that every reason reported is one the
+// ReasonSets list (and so one README.md's table has a row for).
+var wrapObserver func(Observer) Observer
 
 // Serve accepts connections from ln and forwards each one until ctx is
 // done or ln fails. When ctx is done it stops accepting, cuts the
 // handshakes in progress at once, gives the connections through theirs
 // ShutdownTimeout to finish, closes what remains and returns nil once
-// every connection goroutine has ended. Serve closes ln.
+// every connection goroutine has ended; Abort cuts that short. Serve
+// closes ln.
 func (f *Forwarder) Serve(ctx context.Context, ln net.Listener) error {
+	aborted := f.abortContext()
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	stopOnAbort := context.AfterFunc(aborted, stop)
+	defer stopOnAbort()
 	maxConns, maxPending, perSource := f.limits()
 	g := newGate(maxConns, maxPending, f.maxConnsWait(), f.log(), f.observer())
 	// Only the listening side has handshakes to admit: "spipe connect"
@@ -239,9 +273,9 @@ func (f *Forwarder) Serve(ctx context.Context, ln net.Listener) error {
 	if f.SecureSide == SecureInbound {
 		adm = newAdmission(maxPending, perSource, f.helloRule(), f.log())
 	}
-	// hard is cancelled only when the grace period is over: it is what
-	// closes connections still open then.
-	hard, kill := context.WithCancel(context.Background())
+	// hard is cancelled only when the grace period is over (or Abort
+	// cuts it short): it is what closes connections still open then.
+	hard, kill := context.WithCancel(aborted)
 	defer kill()
 	var wg sync.WaitGroup
 	stopAccept := context.AfterFunc(ctx, func() {
@@ -284,6 +318,7 @@ func (f *Forwarder) Serve(ctx context.Context, ln net.Listener) error {
 		t := time.NewTimer(f.ShutdownTimeout)
 		select {
 		case <-done:
+		case <-hard.Done(): // Abort: its caller says so
 		case <-t.C:
 			f.log().Warn("shutting down: grace period over, closing connections", "open", g.connections())
 		}
@@ -292,6 +327,18 @@ func (f *Forwarder) Serve(ctx context.Context, ln net.Listener) error {
 	kill()
 	<-done
 	return acceptErr
+}
+
+// Abort makes a Serve that is running, or runs later, stop at once: it
+// stops accepting, as if its context were done, and closes every
+// connection still open without waiting for ShutdownTimeout. It is what
+// a second SIGINT or SIGTERM does.
+func (f *Forwarder) Abort() { f.abortContext(); f.abort() }
+
+// abortContext returns the context Abort cancels.
+func (f *Forwarder) abortContext() context.Context {
+	f.abortOnce.Do(func() { f.aborted, f.abort = context.WithCancel(context.Background()) })
+	return f.aborted
 }
 
 // limits returns MaxConns (negative: none), MaxPending and
@@ -372,15 +419,16 @@ func (f *Forwarder) acceptLoop(ctx context.Context, ln net.Listener, g *gate, ha
 
 type nopObserver struct{}
 
-func (nopObserver) ConnOpened()                    {}
-func (nopObserver) ConnClosed()                    {}
-func (nopObserver) Handshake(time.Duration, error) {}
-func (nopObserver) DialError(error)                {}
-func (nopObserver) Bytes(bool, int)                {}
-func (nopObserver) AdmissionError(error)           {}
-func (nopObserver) Waiting(int)                    {}
-func (nopObserver) TransferError(error)            {}
-func (nopObserver) Ended(string)                   {}
-func (nopObserver) CarrierFailed(error)            {}
-func (nopObserver) CarrierOpened()                 {}
-func (nopObserver) CarrierClosed()                 {}
+func (nopObserver) ConnOpened()                     {}
+func (nopObserver) ConnClosed()                     {}
+func (nopObserver) Handshake(time.Duration, error)  {}
+func (nopObserver) DialError(error)                 {}
+func (nopObserver) Bytes(bool, int)                 {}
+func (nopObserver) AdmissionError(error)            {}
+func (nopObserver) Waiting(int)                     {}
+func (nopObserver) TransferError(error)             {}
+func (nopObserver) Ended(string)                    {}
+func (nopObserver) CarrierFailed(error)             {}
+func (nopObserver) CarrierOpenFailed(string, error) {}
+func (nopObserver) CarrierOpened()                  {}
+func (nopObserver) CarrierClosed()                  {}

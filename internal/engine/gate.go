@@ -53,13 +53,17 @@ func newGate(maxConns, maxWaiting int, maxWait time.Duration, log *slog.Logger, 
 // of what takes the place, so a connection and a stream of a carrier
 // enter alike; but only a connection that waits counts toward pausing
 // the accept loop (waitRoom).
-func (g *gate) enter(ctx context.Context) error { return g.wait(ctx, true) }
+func (g *gate) enter(ctx context.Context) error { return g.wait(ctx, time.Now().Add(g.maxWait), true) }
 
-// enterStream is enter for a stream of a multiplexed carrier. A waiting
-// stream does not count toward pausing the accept loop: its carrier
-// bounds how many of its streams wait (maxWaitingStreams), and the
-// carriers are bounded too (enterCarrier).
-func (g *gate) enterStream(ctx context.Context) error { return g.wait(ctx, false) }
+// enterStream is enter for a stream of a multiplexed carrier, whose wait
+// ends at deadline: the stream's admission began before it came here
+// (admitStream), and one bound covers the whole of it. A waiting stream
+// does not count toward pausing the accept loop: its carrier bounds how
+// many of its streams wait (maxWaitingStreams), and the carriers are
+// bounded too (enterCarrier).
+func (g *gate) enterStream(ctx context.Context, deadline time.Time) error {
+	return g.wait(ctx, deadline, false)
+}
 
 // tryEnter takes a place if one is free now (always, on a nil gate or
 // one without a limit).
@@ -80,8 +84,9 @@ func (g *gate) tryEnter() bool {
 	}
 }
 
-// wait is enter, counting the wait in waiting (for waitRoom) if counted.
-func (g *gate) wait(ctx context.Context, counted bool) error {
+// wait is enter with its deadline, counting the wait in waiting (for
+// waitRoom) if counted.
+func (g *gate) wait(ctx context.Context, deadline time.Time, counted bool) error {
 	if g.tryEnter() {
 		return nil
 	}
@@ -89,7 +94,8 @@ func (g *gate) wait(ctx context.Context, counted bool) error {
 	// most every limitWarnEvery, not once per connection.
 	g.warn(&g.lastFullWarn, "connection limit reached; new connections wait for a place, and are reset if none comes free in time",
 		"max_conns", cap(g.slots), "max_wait", g.maxWait)
-	if g.maxWait <= 0 {
+	left := time.Until(deadline)
+	if left <= 0 {
 		return g.limitError()
 	}
 	g.obs.Waiting(1)
@@ -105,7 +111,7 @@ func (g *gate) wait(ctx context.Context, counted bool) error {
 			}
 		}()
 	}
-	t := time.NewTimer(g.maxWait)
+	t := time.NewTimer(left)
 	defer t.Stop()
 	select {
 	case g.slots <- struct{}{}:

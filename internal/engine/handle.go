@@ -63,6 +63,9 @@ type link struct {
 	// hold leaves in open when the connection fails before its transfer:
 	// Handle's caller closes it once it has reported the failure.
 	hold bool
+	// answered, if set, is called once the target has sent a byte (a
+	// stream then gets its carrier's allowance back).
+	answered func()
 }
 
 // abortIn resets the accepted side after a failure before the transfer,
@@ -83,7 +86,7 @@ func (f *Forwarder) forward(ctx, soft context.Context, raw net.Conn, g *gate, t 
 	closeRaw := context.AfterFunc(ctx, func() { raw.Close() })
 	var l link
 	stage := stageHandshake
-	in, err := f.fromProxy(raw, t)
+	in, err := f.fromProxy(ctx, raw, t)
 	if err == nil {
 		peer = in.RemoteAddr()
 		l, stage, err = f.open(ctx, in, g, t, !report)
@@ -135,7 +138,11 @@ func errShutdownOf(err error) error { return fmt.Errorf("%w (%w)", errShutdown, 
 // stdio connection's user hears of a reset too).
 func (f *Forwarder) transfer(ctx context.Context, l *link, peer net.Addr, start time.Time, w *workers, report bool) (up, down int64, err error) {
 	defer l.leave()
-	up, down, err = f.pipe(ctx, l.in, l.out, w)
+	obs := f.observer()
+	if l.answered != nil {
+		obs = &answerWatch{Observer: obs, answered: l.answered}
+	}
+	up, down, err = f.pipe(ctx, l.in, l.out, obs, w)
 	how, ok := endOf(err)
 	switch {
 	case ok:
@@ -147,11 +154,11 @@ func (f *Forwarder) transfer(ctx context.Context, l *link, peer net.Addr, start 
 		how, ok = endReset, true
 	}
 	if ok {
-		f.observer().Ended(how)
+		obs.Ended(how)
 		f.logEnd(ctx, peer, l.session, up, down, start, how, err)
 		return up, down, err
 	}
-	f.observer().TransferError(err)
+	obs.TransferError(err)
 	f.logFailure(ctx, peer, stageTransfer, err, l.session, up, down, report)
 	f.logEnd(ctx, peer, l.session, up, down, start, "", err)
 	return up, down, err
@@ -259,10 +266,23 @@ func (f *Forwarder) dialTarget(ctx context.Context, l *link, timeout time.Durati
 // handshake holds its admission ticket t (nil: none) until it ends. A
 // *Secured result is unwrapped here: the rest of the engine sees the bare
 // stream, or the carrier when the handshake chose the multiplexed mode.
+// Observer.Handshake hears of it, unless the shutdown cut it.
 func (f *Forwarder) secure(ctx context.Context, c net.Conn, timeout time.Duration, t *ticket) (Conn, *Session, Carrier, error) {
+	start := time.Now()
+	sc, session, carrier, err := f.runSecure(ctx, c, timeout, t)
+	if !isShutdown(err) {
+		// A handshake cut by the shutdown is the connection's end (see
+		// failedBeforeTransfer), not a failed handshake.
+		f.observer().Handshake(time.Since(start), err)
+	}
+	return sc, session, carrier, err
+}
+
+// runSecure is secure without the report: a carrier's keeper reports
+// its own (carrierPool.connect).
+func (f *Forwarder) runSecure(ctx context.Context, c net.Conn, timeout time.Duration, t *ticket) (Conn, *Session, Carrier, error) {
 	hctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	start := time.Now()
 	deadline, _ := hctx.Deadline()
 	_ = c.SetDeadline(deadline)
 	sc, err := f.Secure(hctx, t.secureConn(c))
@@ -286,11 +306,6 @@ func (f *Forwarder) secure(ctx context.Context, c net.Conn, timeout time.Duratio
 			sc, carrier, session, err = nil, nil, nil, net.ErrClosed
 		}
 		err = &cutError{cause: cause, err: err}
-	}
-	if !isShutdown(err) {
-		// A handshake cut by the shutdown is the connection's end (see
-		// failedBeforeTransfer), not a failed handshake.
-		f.observer().Handshake(time.Since(start), err)
 	}
 	return sc, session, carrier, err
 }

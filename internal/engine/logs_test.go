@@ -17,6 +17,7 @@ import (
 
 	"github.com/spipe-dev/spipe/internal/testutil"
 	"github.com/spipe-dev/spipe/pkg/spipe"
+	"github.com/spipe-dev/spipe/pkg/spipe/mux"
 )
 
 // failures is an Observer that counts handshake and dial failures by
@@ -336,6 +337,11 @@ func TestReasonSets(t *testing.T) {
 		assert.Equal(t, p.where&inFrame != 0, IsFrameError(p.err), "%v", p.err)
 	}
 	assert.False(t, IsFrameError(io.EOF))
+	// A stream of a carrier that failed on a frame: the stream's reason is
+	// the carrier, whose failure counts the frame, once.
+	streamErr := &TransferError{Side: "client", Op: "read", Err: fmt.Errorf("%w: %w", mux.ErrSessionClosed, spipe.ErrTruncated)}
+	assert.Equal(t, "carrier", Reason(streamErr))
+	assert.False(t, IsFrameError(streamErr))
 }
 
 // freeAddr is a 127.0.0.1 address nothing listens on.

@@ -46,7 +46,8 @@ func (e *TransferError) Unwrap() error { return e.Err }
 // pipe copies in→out and out→in until both directions have ended. An EOF
 // on one side becomes a CloseWrite on the other, so each direction ends on
 // its own; any error ends both at once. in and out are closed on return.
-func (f *Forwarder) pipe(ctx context.Context, in, out Conn, w *workers) (up, down int64, err error) {
+// obs hears of the bytes forwarded.
+func (f *Forwarder) pipe(ctx context.Context, in, out Conn, obs Observer, w *workers) (up, down int64, err error) {
 	var ab aborter
 	ab.conns = [2]Conn{in, out}
 	stop := context.AfterFunc(ctx, func() { ab.abort(errShutdown) })
@@ -64,13 +65,13 @@ func (f *Forwarder) pipe(ctx context.Context, in, out Conn, w *workers) (up, dow
 	copyUp := func() {
 		defer close(upDone)
 		var err error
-		if up, err = f.copyHalf(out, in, true, idle, halves{src: &shut[0], dst: &shut[1]}); err != nil {
+		if up, err = f.copyHalf(out, in, true, obs, idle, halves{src: &shut[0], dst: &shut[1]}); err != nil {
 			ab.abort(err)
 		}
 	}
 	w.run(copyUp)
 	var downErr error
-	if down, downErr = f.copyHalf(in, out, false, idle, halves{src: &shut[1], dst: &shut[0]}); downErr != nil {
+	if down, downErr = f.copyHalf(in, out, false, obs, idle, halves{src: &shut[1], dst: &shut[0]}); downErr != nil {
 		ab.abort(downErr)
 	}
 	<-upDone
@@ -88,12 +89,11 @@ func (f *Forwarder) pipe(ctx context.Context, in, out Conn, w *workers) (up, dow
 type halves struct{ src, dst *atomic.Bool }
 
 // copyHalf copies src to dst until src ends, then half-closes dst.
-func (f *Forwarder) copyHalf(dst, src Conn, toTarget bool, idle *idleWatch, h halves) (int64, error) {
+func (f *Forwarder) copyHalf(dst, src Conn, toTarget bool, obs Observer, idle *idleWatch, h halves) (int64, error) {
 	srcSide, dstSide := "client", "target"
 	if !toTarget {
 		srcSide, dstSide = dstSide, srcSide
 	}
-	obs := f.observer()
 	if fw, ok := framed(dst); ok {
 		return copyIntoFrames(fw, src, toTarget, idle, obs, h, srcSide, dstSide)
 	}

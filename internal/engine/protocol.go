@@ -63,10 +63,13 @@ func protocolReasons(where int) []string {
 
 // IsFrameError reports whether err is the protocol rejecting a frame
 // (tampered, truncated, oversize, malformed, counter exhausted), as
-// opposed to a socket failing.
+// opposed to a socket failing: whether Reason names it so. A stream
+// whose carrier failed on a frame is not one (its reason is "carrier"):
+// the frame is counted once, as the carrier's.
 func IsFrameError(err error) bool {
+	reason := Reason(err)
 	for _, p := range protocolFailures {
-		if p.where&inFrame != 0 && errors.Is(err, p.err) {
+		if p.where&inFrame != 0 && p.reason == reason {
 			return true
 		}
 	}

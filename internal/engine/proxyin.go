@@ -3,6 +3,7 @@ package engine
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -54,8 +55,10 @@ func (f *Forwarder) trustsProxy(c net.Conn) bool {
 // and returns raw as the client the header names (its addresses, and the
 // bytes read past the header); t, until then the balancer's, becomes the
 // client's. A header that is missing, malformed or late fails the
-// connection (errProxyHeader), counted as a failed handshake.
-func (f *Forwarder) fromProxy(raw net.Conn, t *ticket) (net.Conn, error) {
+// connection (errProxyHeader), counted as a failed handshake. One cut by
+// the shutdown (its ticket cut, or its socket closed once ctx ended) is
+// not: it is the connection's end (see failedBeforeTransfer).
+func (f *Forwarder) fromProxy(ctx context.Context, raw net.Conn, t *ticket) (net.Conn, error) {
 	if t == nil || !t.header {
 		return raw, nil
 	}
@@ -70,7 +73,12 @@ func (f *Forwarder) fromProxy(raw net.Conn, t *ticket) (net.Conn, error) {
 	if cause := t.leave(); cause != nil {
 		err = &cutError{cause: cause, err: err}
 	}
-	f.observer().Handshake(time.Since(t.accepted), err)
+	if ctx.Err() != nil && !isShutdown(err) {
+		err = errShutdownOf(err)
+	}
+	if !isShutdown(err) {
+		f.observer().Handshake(time.Since(t.accepted), err)
+	}
 	return nil, err
 }
 

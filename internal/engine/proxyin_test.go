@@ -3,6 +3,7 @@ package engine
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -13,6 +14,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -417,5 +419,47 @@ func TestProxyHeaderSize(t *testing.T) {
 		{[]byte{2, 0, 0}, 0},
 	} {
 		assert.Equal(t, tc.want, proxyHeaderSize(tc.b), "%q", tc.b)
+	}
+}
+
+// openedOutcomes is outcomes that also counts connections opened.
+type openedOutcomes struct {
+	*outcomes
+	opened atomic.Int32
+}
+
+func (o *openedOutcomes) ConnOpened() { o.opened.Add(1) }
+
+// TestProxyHeaderWaitCutByShutdown: a balancer's connection still owing
+// its PROXY header when the shutdown comes ended with the shutdown: one
+// end, and no handshake failure, however the cut reaches it (its ticket
+// cut, or its socket closed at the end of the grace period).
+func TestProxyHeaderWaitCutByShutdown(t *testing.T) {
+	cfg := testConfig(t)
+	for i := range 20 {
+		obs := &openedOutcomes{outcomes: newOutcomes()}
+		f := &Forwarder{
+			SecureSide: SecureInbound,
+			Secure: func(ctx context.Context, c net.Conn) (Conn, error) {
+				sc := spipe.Server(c, cfg)
+				return sc, sc.HandshakeContext(ctx)
+			},
+			Dial:             (&TargetDialer{Target: Addr{Network: "tcp", Address: freeAddr(t)}}).Dial,
+			HandshakeTimeout: 5 * time.Second,
+			AcceptProxyFrom:  loopback,
+			FirstMessageSize: 107,
+			Observer:         obs,
+		}
+		ln := listenTCP(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		served := make(chan error, 1)
+		go func() { served <- f.Serve(ctx, ln) }()
+		c, err := net.Dial("tcp", ln.Addr().String())
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return obs.opened.Load() == 1 }, 10*time.Second, time.Millisecond)
+		cancel()
+		require.NoError(t, <-served)
+		c.Close()
+		assert.Equal(t, map[string]int{"end:shutdown": 1}, obs.snapshot(), "round %d", i)
 	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -19,8 +20,9 @@ func TestREADMEReasonTable(t *testing.T) {
 	in := &Forwarder{SecureSide: SecureInbound}
 	out := &Forwarder{SecureSide: SecureOutbound}
 	// Only a listener has an admission table, trusts balancers and accepts
-	// carriers.
+	// carriers; only a connect opens them.
 	listenOnly := []string{reasonEvicted, reasonHelloTimeout, reasonProxyHeader, reasonCarrierLimit}
+	connectOnly := []string{reasonNoCarrier}
 	const frames = "spipe_frame_errors_total"
 	r := Reasons()
 	var want []string
@@ -43,13 +45,23 @@ func TestREADMEReasonTable(t *testing.T) {
 			if set.frames && slices.Contains(r.Frame, reason) {
 				series += ", " + frames
 			}
-			connect := out.failureLevel(set.stage, reason).String()
+			listen, connect := in.failureLevel(set.stage, reason).String(), out.failureLevel(set.stage, reason).String()
 			if slices.Contains(listenOnly, reason) {
 				connect = "–"
 			}
-			want = append(want, strings.Join([]string{series, reason, in.failureLevel(set.stage, reason).String(), connect}, " | "))
+			if slices.Contains(connectOnly, reason) {
+				listen = "–"
+			}
+			want = append(want, strings.Join([]string{series, reason, listen, connect}, " | "))
 		}
 	}
+	for _, stage := range []string{stageDial, stageHandshake} {
+		for _, reason := range r.CarrierOpen[stage] {
+			series := `spipe_carrier_open_failures_total{stage="` + stage + `"}`
+			want = append(want, strings.Join([]string{series, reason, "–", carrierOpenLevel.String()}, " | "))
+		}
+	}
+	assert.ElementsMatch(t, []string{stageDial, stageHandshake}, slices.Collect(maps.Keys(r.CarrierOpen)))
 	var got []string
 	for _, row := range testutil.MarkdownTable(t, "../../README.md", "TestREADMEReasonTable") {
 		if assert.Len(t, row, 5, "%q", row) {

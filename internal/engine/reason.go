@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"syscall"
 	"time"
 
@@ -41,6 +42,9 @@ const (
 	// MaxConnsWait, and a carrier refused because MaxPending were open.
 	reasonLimit        = "limit"
 	reasonCarrierLimit = "carrier_limit"
+	// A connection of "spipe connect --mux" that found no carrier with
+	// room in time, when the last carrier did not fail in its dial.
+	reasonNoCarrier = "no_carrier"
 )
 
 // How a connection (or stream) that did not fail ended: the "end" of its
@@ -74,8 +78,10 @@ const (
 // that found no place under MaxConns in time is "limit", a carrier
 // refused for MaxPending "carrier_limit"; a stream whose carrier failed
 // first is "carrier", a stream its peer reset "reset", and a carrier
-// whose peer broke the multiplexing "mux_protocol". It returns "" for
-// nil. Whether an error is a failure at all is endOf's business.
+// whose peer broke the multiplexing "mux_protocol"; a connection of
+// "spipe connect --mux" that found no carrier is "no_carrier", unless the
+// last carrier failed in its dial (then that dial's reason). It returns
+// "" for nil. Whether an error is a failure at all is endOf's business.
 func Reason(err error) string {
 	// A cut handshake fails with whatever its closed socket made of it;
 	// the cut is the reason.
@@ -83,6 +89,15 @@ func Reason(err error) string {
 		return Reason(cut.cause)
 	}
 	switch {
+	case errors.Is(err, errNoCarrier):
+		// The connection's own failure to find a carrier: a dial
+		// failure, whose reason is the last carrier's dial failure as a
+		// plain connection's would be; its handshake's failure (or every
+		// carrier full) is another matter, counted as the carrier's.
+		if nc, ok := errors.AsType[*noCarrierError](err); ok && errors.Is(nc.last, errDial) {
+			return Reason(nc.last)
+		}
+		return reasonNoCarrier
 	case errors.Is(err, errEvicted):
 		return reasonEvicted
 	case errors.Is(err, errHelloTimeout):
@@ -201,22 +216,29 @@ type ReasonSets struct {
 	Transfer  []string // Observer.TransferError
 	Frame     []string // the transfer and carrier failures IsFrameError picks
 	Carrier   []string // Observer.CarrierFailed
-	Ends      []string // Observer.Ended
+	// CarrierOpen has the reasons of Observer.CarrierOpenFailed for each
+	// of its stages ("dial", "handshake").
+	CarrierOpen map[string][]string
+	Ends        []string // Observer.Ended
 }
 
 // Reasons returns the engine's reason sets.
 func Reasons() ReasonSets {
+	dial := []string{reasonRefused, reasonUnreachable, reasonDNS, reasonTimeout, reasonReset, reasonOther}
+	// What a client's handshake meets; a server's meets these too, and
+	// what its admission table and trusted balancers bring.
+	clientHandshake := append(protocolReasons(inHandshake), reasonTimeout, reasonReset, reasonEOF, reasonOther)
 	return ReasonSets{
-		Handshake: append(protocolReasons(inHandshake),
-			reasonTimeout, reasonReset, reasonEOF, reasonEvicted, reasonHelloTimeout, reasonProxyHeader, reasonOther),
-		Dial:      []string{reasonRefused, reasonUnreachable, reasonDNS, reasonTimeout, reasonReset, reasonOther},
+		Handshake: append(slices.Clone(clientHandshake), reasonEvicted, reasonHelloTimeout, reasonProxyHeader),
+		Dial:      append(slices.Clone(dial), reasonNoCarrier),
 		Admission: []string{reasonLimit, reasonCarrierLimit, reasonOther},
 		Transfer: append(protocolReasons(inFrame),
 			reasonIdle, reasonTimeout, reasonCarrier, reasonOther),
 		Frame: protocolReasons(inFrame),
 		Carrier: append(protocolReasons(inFrame),
 			reasonReset, reasonEOF, reasonTimeout, reasonMuxProtocol, reasonOther),
-		Ends: []string{endClosed, endReset, endShutdown},
+		CarrierOpen: map[string][]string{stageDial: dial, stageHandshake: clientHandshake},
+		Ends:        []string{endClosed, endReset, endShutdown},
 	}
 }
 

@@ -1,8 +1,9 @@
 // Package metrics exports the spipe tool's counters in the Prometheus
 // format: connections (and streams) open, waiting for a place and total,
-// how they ended, multiplexed carriers, bytes each way, failures by stage
-// and reason, frame errors, handshake latency, key reloads and the
-// build; and a health check for load balancers beside them. Every
+// how they ended, multiplexed carriers (and those that could not be
+// opened), bytes each way, failures by stage and reason, frame errors,
+// handshake latency, key reloads and the build; and a health check for
+// load balancers beside them. Every
 // failure and end series the configuration names exists, at zero,
 // from the start, so alerts see a series before the first failure.
 package metrics
@@ -40,6 +41,7 @@ type Metrics struct {
 	transferFailures  *prometheus.CounterVec
 	frameErrors       *prometheus.CounterVec
 	carrierFailures   *prometheus.CounterVec
+	carrierOpen       *prometheus.CounterVec
 	handshakeSeconds  prometheus.Histogram
 	keyReloads        *prometheus.CounterVec
 
@@ -64,9 +66,12 @@ type Config struct {
 }
 
 // Reasons lists the reason labels of each failure counter, and the "how"
-// labels of the ends counter.
+// labels of the ends counter; CarrierOpen, those of the carrier-open
+// failures for each stage.
 type Reasons struct {
-	Handshake, Dial, Admission, Transfer, Frame, Carrier, Ends []string
+	Handshake, Dial, Admission, Transfer, Frame, Carrier []string
+	CarrierOpen                                          map[string][]string
+	Ends                                                 []string
 }
 
 // New returns the tool's metrics.
@@ -83,7 +88,7 @@ func New(c Config) *Metrics {
 		}),
 		waiting: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "spipe_connections_waiting",
-			Help: "Connections and streams waiting now for a --max-conns place (each waits at most --max-conns-wait).",
+			Help: "Connections and streams waiting now for a --max-conns place, or streams for their carrier's allowance (each waits at most --max-conns-wait).",
 		}),
 		total: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "spipe_connections_total",
@@ -118,6 +123,11 @@ func New(c Config) *Metrics {
 		carrierFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "spipe_carrier_failures_total", Help: "Multiplexed carriers that ended in an error, by reason.",
 		}, []string{"reason"}),
+		carrierOpen: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "spipe_carrier_open_failures_total",
+			Help: "connect --mux: carriers that could not be opened to the listener, by stage (dial, handshake) and reason " +
+				"(not connections: one that then finds no carrier is a dial failure).",
+		}, []string{"stage", "reason"}),
 		frameErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "spipe_frame_errors_total", Help: "Frames rejected by the protocol (tampered, truncated, oversize, ...), by reason.",
 		}, []string{"reason"}),
@@ -143,6 +153,11 @@ func New(c Config) *Metrics {
 			vec.WithLabelValues(r)
 		}
 	}
+	for stage, reasons := range c.Reasons.CarrierOpen {
+		for _, r := range reasons {
+			m.carrierOpen.WithLabelValues(stage, r)
+		}
+	}
 	m.keyReloads.WithLabelValues("success")
 	m.keyReloads.WithLabelValues("failure")
 	build := prometheus.NewGauge(prometheus.GaugeOpts{
@@ -158,7 +173,7 @@ func New(c Config) *Metrics {
 	m.fromTarget = bytes.WithLabelValues("from_target")
 	f.MustRegister(m.open, m.waiting, m.total, m.ends, m.carriersOpen, m.carriersTotal, bytes,
 		m.handshakeFailures, m.dialFailures, m.admissionFailures, m.transferFailures, m.frameErrors, m.carrierFailures,
-		m.handshakeSeconds, m.keyReloads, build)
+		m.carrierOpen, m.handshakeSeconds, m.keyReloads, build)
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -222,6 +237,11 @@ func (m *Metrics) Ended(how string) { m.ends.WithLabelValues(how).Inc() }
 // CarrierFailed counts a carrier that ended in an error (a frame the
 // protocol rejected is a frame error too).
 func (m *Metrics) CarrierFailed(err error) { m.failedAfterHandshake(m.carrierFailures, err) }
+
+// CarrierOpenFailed counts a carrier that could not be opened, by stage.
+func (m *Metrics) CarrierOpenFailed(stage string, err error) {
+	m.carrierOpen.WithLabelValues(stage, m.classify(err)).Inc()
+}
 
 // TransferError counts a connection that failed after its handshake (a
 // frame the protocol rejected is a frame error too).

@@ -36,13 +36,14 @@ func newTest() *Metrics {
 		Classify:     classify,
 		IsFrameError: func(err error) bool { return errors.Is(err, errTampered) },
 		Reasons: Reasons{
-			Handshake: []string{"auth", "timeout"},
-			Dial:      []string{"refused"},
-			Admission: []string{"limit"},
-			Transfer:  []string{"tampered", "idle"},
-			Frame:     []string{"tampered"},
-			Carrier:   []string{"mux_protocol"},
-			Ends:      []string{"closed", "reset"},
+			Handshake:   []string{"auth", "timeout"},
+			Dial:        []string{"refused"},
+			Admission:   []string{"limit"},
+			Transfer:    []string{"tampered", "idle"},
+			Frame:       []string{"tampered"},
+			Carrier:     []string{"mux_protocol"},
+			CarrierOpen: map[string][]string{"dial": {"refused"}, "handshake": {"auth"}},
+			Ends:        []string{"closed", "reset"},
 		},
 		Build: map[string]string{"version": "v1.2.3", "revision": "abc"},
 	})
@@ -61,6 +62,8 @@ func TestFailureSeriesStartAtZero(t *testing.T) {
 		`spipe_frame_errors_total{mode="listen",reason="tampered"}`,
 		`spipe_admission_failures_total{mode="listen",reason="limit"}`,
 		`spipe_carrier_failures_total{mode="listen",reason="mux_protocol"}`,
+		`spipe_carrier_open_failures_total{mode="listen",reason="refused",stage="dial"}`,
+		`spipe_carrier_open_failures_total{mode="listen",reason="auth",stage="handshake"}`,
 		`spipe_connection_ends_total{how="closed",mode="listen"}`,
 		`spipe_connection_ends_total{how="reset",mode="listen"}`,
 		`spipe_connections_waiting{mode="listen"}`,
@@ -85,6 +88,20 @@ func TestDialFailuresAndKeyReloads(t *testing.T) {
 	assertSeries(t, body, `spipe_dial_failures_total{mode="listen",reason="other"}`, "1")
 	assertSeries(t, body, `spipe_key_reloads_total{mode="listen",result="success"}`, "2")
 	assertSeries(t, body, `spipe_key_reloads_total{mode="listen",result="failure"}`, "1")
+}
+
+// TestCarrierOpenFailures: carriers that could not be opened count by
+// stage and reason, in a series of their own: not as connections.
+func TestCarrierOpenFailures(t *testing.T) {
+	m := newTest()
+	m.CarrierOpenFailed("dial", errRefused)
+	m.CarrierOpenFailed("dial", errRefused)
+	m.CarrierOpenFailed("handshake", errors.New("refused by the server"))
+	body := gather(t, m)
+	assertSeries(t, body, `spipe_carrier_open_failures_total{mode="listen",reason="refused",stage="dial"}`, "2")
+	assertSeries(t, body, `spipe_carrier_open_failures_total{mode="listen",reason="other",stage="handshake"}`, "1")
+	assertSeries(t, body, `spipe_handshake_failures_total{mode="listen",reason="auth"}`, "0")
+	assertSeries(t, body, `spipe_connections_total{mode="listen"}`, "0")
 }
 
 func TestConnectionsOpenAndTotal(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -344,9 +345,48 @@ func TestMuxCarrierLimit(t *testing.T) {
 	listen, first := muxPair(t, tg.Addr, key, func(o *service.Options) { o.MaxPending = 1 })
 	second := pipetest.Start(t, service.Connect, "127.0.0.1:0", listen.Addr, key, func(o *service.Options) { o.Mux = true })
 	listen.Log.Wait(t, `level=WARN msg="carrier limit reached; new multiplexed connections are closed" max_carriers=1`, nil)
-	second.Log.Wait(t, `msg="carrier going away \(the listener is shutting down, or no longer takes its key\); opening another"`, nil)
+	// Closed right after its handshake: its client sees the close, or the
+	// go-away the close sends, whichever it reads first.
+	second.Log.Wait(t, `msg="carrier (going away \(the listener is shutting down, or no longer takes its key\)|closed by the listener); opening another"`, nil)
 	time.Sleep(500 * time.Millisecond)
 	assert.Less(t, second.Log.Count(`msg="carrier open"`), 6, "the refused client retried in a tight loop:\n%s", second.Log.String())
 	got := pipetest.RoundTrip(t, pipetest.Dial(t, first.Addr), []byte("the first carrier"))
 	assert.Equal(t, "the first carrier", string(got))
+}
+
+// TestMuxCarrierThatCannotOpen: a connect --mux whose carriers cannot
+// open (the listener refuses its key, or is not there) counts each
+// carrier's failure apart, by stage and reason: a carrier is not a
+// connection. Its one local connection, which found no carrier, is one
+// dial failure, with a reason the README lists (the last carrier's dial
+// failure, as a plain connect's; or no_carrier), so that the ends and
+// failures add up to the connections; and no connection's handshake
+// failed.
+func TestMuxCarrierThatCannotOpen(t *testing.T) {
+	key, other := pipetest.KeyFile(t), pipetest.KeyFile(t)
+	tg := pipetest.EchoTarget(t)
+	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", tg.Addr, key, nil)
+	for _, tc := range []struct {
+		name, target, dial, carrier string
+	}{
+		{"wrong key", listen.Addr, "dial:no_carrier", "carrier_open:handshake:truncated"},
+		{"no listener", pipetest.FreeAddr(t), "dial:refused", "carrier_open:dial:refused"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			connect := pipetest.Start(t, service.Connect, "127.0.0.1:0", tc.target, other, func(o *service.Options) {
+				pipetest.WithMetrics(o)
+				o.Mux = true
+				o.HandshakeTimeout = time.Second
+			})
+			assert.Error(t, pipetest.TryEcho(connect.Addr, "x"))
+			_, failures := waitOutcomes(t, connect, 1)
+			assert.Equal(t, 1.0, failures[tc.dial], "%v", failures)
+			assert.Positive(t, failures[tc.carrier], "%v", failures)
+			for k := range failures {
+				assert.Contains(t, []string{tc.dial, tc.carrier}, k, "%v", failures)
+			}
+			assert.Equal(t, 1.0, connect.Metric(t, `spipe_connections_total{mode="connect"}`))
+			connect.Log.Wait(t, `level=WARN msg="connection failed" peer=\S+ stage=dial reason=`+strings.TrimPrefix(tc.dial, "dial:"), nil)
+		})
+	}
 }

@@ -176,6 +176,10 @@ func TestREADMESeriesExported(t *testing.T) {
 				assert.True(t, strings.HasSuffix(labels, "} 0"), "not zero at start-up: %s", line)
 				label := regexp.MustCompile(`(?:how|reason)="([^"]*)"`).FindStringSubmatch(labels)
 				require.NotNil(t, label, line)
+				// A series with a stage is a row per stage.
+				if stage := regexp.MustCompile(`stage="[^"]*"`).FindString(labels); stage != "" {
+					name += "{" + stage + "}"
+				}
 				exported[name+" "+label[1]] = true
 			}
 		}
@@ -264,4 +268,56 @@ func TestHealthzThroughShutdown(t *testing.T) {
 			assert.Zero(t, healthz(svc.MetricsAddr()), "the health address outlived the service")
 		})
 	}
+}
+
+// TestDrainDelay: told to stop, a service serving metrics answers 503
+// on /healthz at once and still accepts and serves new connections for
+// --drain-delay, so that a load balancer has sent new connections
+// elsewhere before any is refused; open connections carry on. Abort (a
+// second SIGINT or SIGTERM) ends the drain and the grace period at once,
+// here long before either would have. Listen and connect alike.
+func TestDrainDelay(t *testing.T) {
+	key := pipetest.KeyFile(t)
+	for _, mode := range []service.Mode{service.Listen, service.Connect} {
+		t.Run(mode.String(), func(t *testing.T) {
+			tg := pipetest.EchoTarget(t)
+			listen, connect := pipetest.Pair(t, tg.Addr, key, func(o *service.Options) {
+				pipetest.WithMetrics(o)
+				o.DrainDelay = time.Minute
+				o.ShutdownTimeout = time.Minute
+			})
+			svc, other := listen, connect
+			if mode == service.Connect {
+				svc, other = connect, listen
+			}
+			t.Cleanup(other.Svc.Abort) // not the one under test: no drain at the end
+			held := pipetest.Dial(t, connect.Addr)
+			pipetest.EchoOnce(t, held, "before the stop")
+			svc.Shutdown()
+			svc.Log.Wait(t, `msg="draining: /healthz answers 503; accepting new connections until the delay is over" delay=1m0s`, nil)
+			assert.Equal(t, http.StatusServiceUnavailable, healthz(svc.MetricsAddr()))
+			got := pipetest.RoundTrip(t, pipetest.Dial(t, connect.Addr), []byte("a new connection while draining"))
+			assert.Equal(t, "a new connection while draining", string(got))
+			pipetest.EchoOnce(t, held, "an open one")
+
+			svc.Svc.Abort()
+			require.NoError(t, svc.Wait(t, 10*time.Second), "stopped at once, not after the drain and the grace")
+			svc.Log.Wait(t, `level=WARN msg="stopping at once: open connections are closed"`, nil)
+			require.NoError(t, held.SetReadDeadline(time.Now().Add(10*time.Second)))
+			_, err := io.ReadAll(held)
+			assert.Error(t, err, "the open connection was closed, and so reset")
+		})
+	}
+}
+
+// TestNoDrainWithoutHealth: without --metrics nothing can tell a
+// balancer that the service is stopping, so it stops accepting at once,
+// whatever --drain-delay says.
+func TestNoDrainWithoutHealth(t *testing.T) {
+	key := pipetest.KeyFile(t)
+	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", pipetest.EchoTarget(t).Addr, key,
+		func(o *service.Options) { o.DrainDelay = time.Minute })
+	listen.Shutdown()
+	require.NoError(t, listen.Wait(t, 10*time.Second))
+	assert.Zero(t, listen.Log.Count("draining"))
 }

@@ -74,6 +74,14 @@ type Options struct {
 	SocketMode       fs.FileMode
 	ProxyProtocol    bool
 
+	// DrainDelay, with MetricsAddr, is how long a service that was told
+	// to stop (Run's context ends) goes on accepting while /healthz
+	// answers 503, so that a load balancer probing it sends new
+	// connections elsewhere before it stops accepting; then the
+	// ShutdownTimeout grace begins. Without MetricsAddr nothing can see
+	// the drain, and there is none.
+	DrainDelay time.Duration
+
 	// MaxPendingPerSource caps a source's handshakes in progress (see
 	// engine.Forwarder); 0: the engine's default.
 	MaxPendingPerSource int
@@ -155,6 +163,9 @@ func (o *Options) Validate() error {
 	}
 	if o.ShutdownTimeout < 0 {
 		return fmt.Errorf("--shutdown-timeout %v: must not be negative", o.ShutdownTimeout)
+	}
+	if o.DrainDelay < 0 {
+		return fmt.Errorf("--drain-delay %v: must not be negative (0: none)", o.DrainDelay)
 	}
 	if o.Mode == Connect && len(o.AcceptProxyFrom) > 0 {
 		return errors.New("--accept-proxy-from is for listen: connect's clients are local")

@@ -6,7 +6,9 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/spipe-dev/spipe/internal/buildinfo"
 	"github.com/spipe-dev/spipe/internal/engine"
@@ -27,6 +29,9 @@ type Service struct {
 	metLn   net.Listener
 	fwd     *engine.Forwarder
 	unpid   func()
+
+	abortOnce sync.Once
+	aborted   chan struct{} // closed by Abort
 }
 
 // Start checks the options, loads the keys and opens the listening
@@ -36,7 +41,7 @@ func Start(ctx context.Context, opts Options, log *slog.Logger) (_ *Service, err
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{opts: opts, log: log}
+	s := &Service{opts: opts, log: log, aborted: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			s.close()
@@ -102,12 +107,13 @@ func (s *Service) MetricsAddr() net.Addr {
 	return s.metLn.Addr()
 }
 
-// Run serves until ctx is done (then shuts down gracefully, see
-// engine.Forwarder.Serve) or, for a stdio connection, until that
-// connection ends. A signal on reload re-reads the key files, except for
-// a stdio connection, which has nothing to reload: there it is ignored
-// (ssh sends SIGHUP to its ProxyCommand as it exits). Run releases
-// everything Start opened.
+// Run serves until ctx is done (then shuts down gracefully: /healthz
+// answers 503 at once, accepting goes on for DrainDelay if metrics are
+// served, then see engine.Forwarder.Serve) or, for a stdio connection,
+// until that connection ends. A signal on reload re-reads the key files,
+// except for a stdio connection, which has nothing to reload: there it
+// is ignored (ssh sends SIGHUP to its ProxyCommand as it exits). Run
+// releases everything Start opened.
 func (s *Service) Run(ctx context.Context, reload <-chan os.Signal) error {
 	defer s.close()
 	runCtx, cancel := context.WithCancel(ctx)
@@ -138,10 +144,50 @@ func (s *Service) Run(ctx context.Context, reload <-chan os.Signal) error {
 		attrs = append(attrs, "accept_proxy_from", fmt.Sprint(s.opts.AcceptProxyFrom))
 	}
 	s.log.Info("serving", append(attrs, "keys", len(s.keys.Load().config.Keys))...)
-	if err := s.fwd.Serve(ctx, s.ln); err != nil {
+	serving, stop := s.drain(ctx)
+	defer stop()
+	if err := s.fwd.Serve(serving, s.ln); err != nil {
 		return fmt.Errorf("accepting on %s: %w", s.ln.Addr(), err)
 	}
 	return nil
+}
+
+// drain returns the context whose end stops accepting: ctx itself, or,
+// where /healthz tells a load balancer that the service is stopping, one
+// that ends DrainDelay after ctx (at once on Abort), so the balancer has
+// moved new connections elsewhere before any is refused. stop releases
+// it once Serve has returned.
+func (s *Service) drain(ctx context.Context) (serving context.Context, stop func()) {
+	delay := s.opts.DrainDelay
+	if s.metLn == nil || delay <= 0 {
+		return ctx, func() {}
+	}
+	serving, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stopWatch := context.AfterFunc(ctx, func() {
+		s.log.Info("draining: /healthz answers 503; accepting new connections until the delay is over", "delay", delay)
+		t := time.NewTimer(delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-s.aborted:
+		case <-serving.Done():
+		}
+		cancel()
+	})
+	return serving, func() { stopWatch(); cancel() }
+}
+
+// Abort makes a service that is shutting down, or will, stop at once:
+// no drain, no grace for open connections. A second SIGINT or SIGTERM
+// does it.
+func (s *Service) Abort() {
+	s.abortOnce.Do(func() {
+		if s.ln != nil {
+			s.log.Warn("stopping at once: open connections are closed")
+		}
+		close(s.aborted)
+		s.fwd.Abort()
+	})
 }
 
 // reloadOn reloads the key files on each signal until ctx is done.

@@ -2,6 +2,7 @@ package stress
 
 import (
 	"encoding/binary"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -284,11 +285,150 @@ func TestMuxOpenResetFlood(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 		elapsed := time.Since(start)
 		dials := tg.accepts.Load()
-		bound := int64(100 + 100*elapsed.Seconds() + 16 + 1)
+		bound := allowanceBound(elapsed)
 		t.Logf("%d open+reset pairs in %v: %d target connections in %v (bound %d)", sent, took.Round(time.Millisecond),
 			dials, elapsed.Round(time.Millisecond), bound)
 		assert.LessOrEqual(t, dials, bound, "the flood got more target connections than the carrier's allowance")
 	})
+}
+
+// allowanceBound is docs/PROTOCOL.md 7.8's bound on the target
+// connections of one carrier whose target never sent a byte, in d: 100,
+// and 100 a second more.
+func allowanceBound(d time.Duration) int64 { return int64(100 + 100*d.Seconds()) }
+
+// TestMuxSilentTargetsFlood: a key holder gets no more target
+// connections whose target never says a word than its carrier's
+// allowance holds (docs/PROTOCOL.md 7.8), however it ends its streams
+// and however it batches them: streams opened by the hundred, left until
+// their target is dialled and then reset or half-closed all at once, or
+// opens each followed at once by its half-close (which a target that
+// closes at the end of its input answers with nothing). Meanwhile an
+// honest client on another carrier of the same listener is served
+// throughout, its streams answered by the same target.
+func TestMuxSilentTargetsFlood(t *testing.T) {
+	key := pipetest.KeyFile(t)
+	keyFile, err := os.ReadFile(key)
+	require.NoError(t, err)
+	run := pick(time.Second, 3*time.Second)
+	for _, tc := range []struct {
+		name string
+		// round sends one round of the flood's frames, opening streams
+		// from *next on.
+		round func(p *spec.Peer, raw net.Conn, next *uint64) error
+	}{
+		{"batches reset once dialled", batches("reset")},
+		{"batches half-closed once dialled", batches("end")},
+		{"opens each half-closed at once", func(p *spec.Peer, raw net.Conn, next *uint64) error {
+			var wire []byte
+			for range 200 {
+				*next++
+				wire = append(wire, p.Frame("open", []byte("x"), id(*next))...)
+				wire = append(wire, p.Frame("end", nil, id(*next))...)
+			}
+			_, err := raw.Write(wire)
+			time.Sleep(10 * time.Millisecond)
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tg := startAnsweringTarget(t)
+			listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", tg.addr, key,
+				func(o *service.Options) { o.MaxConns = 10_000 })
+			connect := pipetest.MuxConnect(t, listen.Addr, key, nil)
+
+			raw, err := net.Dial("tcp", listen.Addr)
+			require.NoError(t, err)
+			defer raw.Close()
+			p, err := spec.Dial(raw, keyFile, "", 3, 0)
+			require.NoError(t, err)
+			go io.Copy(io.Discard, raw)
+			honest := make(chan error, 1)
+			stop := make(chan struct{})
+			go func() { honest <- echoUntil(connect.Addr, stop) }()
+
+			start := time.Now()
+			var next uint64
+			for time.Since(start) < run {
+				require.NoError(t, tc.round(p, raw, &next))
+			}
+			close(stop)
+			require.NoError(t, <-honest, "an honest stream beside the flood")
+			time.Sleep(300 * time.Millisecond)
+			elapsed := time.Since(start)
+			dials, bound := tg.flood.Load(), allowanceBound(elapsed)
+			t.Logf("%s: %d streams opened, %d target connections in %v (bound %d); %d honest streams answered",
+				tc.name, next, dials, elapsed.Round(time.Millisecond), bound, tg.honest.Load())
+			assert.LessOrEqual(t, dials, bound, "the flood got more silent target connections than the carrier's allowance")
+			assert.Positive(t, tg.honest.Load())
+		})
+	}
+}
+
+// batches is a round of the flood that opens 500 streams, waits for
+// their target to be dialled (while the allowance lasts), then ends them
+// all with frames of kind ("reset", or "end": half-closed).
+func batches(kind string) func(p *spec.Peer, raw net.Conn, next *uint64) error {
+	return func(p *spec.Peer, raw net.Conn, next *uint64) error {
+		first := *next + 1
+		var wire []byte
+		for range 500 {
+			*next++
+			wire = append(wire, p.Frame("open", []byte("x"), id(*next))...)
+		}
+		if _, err := raw.Write(wire); err != nil {
+			return err
+		}
+		time.Sleep(30 * time.Millisecond)
+		wire = wire[:0]
+		for n := first; n <= *next; n++ {
+			wire = append(wire, p.Frame(kind, nil, map[string]uint64{"stream_id": n, "code": 0})...)
+		}
+		_, err := raw.Write(wire)
+		time.Sleep(20 * time.Millisecond)
+		return err
+	}
+}
+
+// echoUntil echoes through addr, a new connection every 20 ms, until
+// stop is closed; it returns the first failure.
+func echoUntil(addr string, stop <-chan struct{}) error {
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return nil
+		case <-time.After(20 * time.Millisecond):
+		}
+		if err := pipetest.TryEcho(addr, fmt.Sprint("honest ", i)); err != nil {
+			return fmt.Errorf("echo %d: %w", i, err)
+		}
+	}
+}
+
+// answeringTarget says nothing on a connection and closes it at the end
+// of its input, unless the connection begins with "honest": that one it
+// echoes. It counts both kinds.
+type answeringTarget struct {
+	addr          string
+	flood, honest atomic.Int64
+}
+
+func startAnsweringTarget(t *testing.T) *answeringTarget {
+	tg := &answeringTarget{}
+	tg.addr = pipetest.NewTarget(t, func(c net.Conn) {
+		first := make([]byte, len("honest"))
+		n, err := io.ReadFull(c, first)
+		if err != nil || string(first) != "honest" {
+			tg.flood.Add(1)
+			io.Copy(io.Discard, c)
+			return
+		}
+		tg.honest.Add(1)
+		c.Write(first[:n])
+		io.Copy(c, c)
+		c.(*net.TCPConn).CloseWrite()
+	}).Addr
+	return tg
 }
 
 // TestMuxRevokedKey: after the listener's key file is replaced and SIGHUP

@@ -6,6 +6,9 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,12 +29,14 @@ import (
 // or ends cleanly short of its data; the side that received the fault
 // logs the carrier's failure with its reason; the streams that follow
 // open on a new carrier and complete intact. A delay breaks nothing.
+// (The listener's "carrier failed" lines are limited per source, as
+// failure lines are: its failures are read from its metrics.)
 func TestMuxFaults(t *testing.T) {
 	streams := pick(8, 32)
 	size := pick(256<<10, 1<<20)
 	key := pipetest.KeyFile(t)
 	tg := startTarget(t, true)
-	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", tg.addr(), key, nil)
+	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", tg.addr(), key, pipetest.WithMetrics)
 	cases := faultCases(6)
 	var ids uint64 = 1 << 32
 	for _, tc := range cases {
@@ -39,7 +44,8 @@ func TestMuxFaults(t *testing.T) {
 			t.Run(fmt.Sprintf("%s %s", tc.name, dir), func(t *testing.T) {
 				f := tc.fault
 				f.Dir = dir
-				listenCarrierFailures := listen.Log.Count("carrier failed")
+				listenCarrierFailures := carrierFailureCount(t, listen, nil)
+				listenFailuresOfCase := carrierFailureCount(t, listen, tc.reasons)
 				results, connect, proxy := echoesThroughFault(t, listen.Addr, 0, f, func(addr string) *pipetest.Service {
 					return pipetest.MuxConnect(t, addr, key, nil)
 				}, streams, size, &ids)
@@ -66,16 +72,18 @@ func TestMuxFaults(t *testing.T) {
 				}
 				if tc.reasons == nil {
 					assert.Zero(t, failed, "a delay must not break a stream")
-					assert.Equal(t, listenCarrierFailures, listen.Log.Count("carrier failed"))
+					assert.Equal(t, listenCarrierFailures, carrierFailureCount(t, listen, nil))
 					assert.Zero(t, connect.Log.Count("carrier lost"))
 					return
 				}
 				assert.NotZero(t, failed, "no stream was on the faulted carrier")
-				receiver, line := listen, "carrier failed"
 				if dir == faultproxy.ServerToClient {
-					receiver, line = connect, "carrier lost"
+					waitReason(t, connect.Log, tc.reasons, "carrier lost")
+				} else {
+					assert.Eventually(t, func() bool { return carrierFailureCount(t, listen, tc.reasons) > listenFailuresOfCase },
+						10*time.Second, 20*time.Millisecond, "the listener counted no carrier failure with reason %v (it has %v failures)",
+						tc.reasons, carrierFailureCount(t, listen, nil))
 				}
-				waitReason(t, receiver.Log, tc.reasons, line)
 				// The next stream opens on a new carrier and is intact.
 				ids++
 				r := echo(connect.Addr, ids, size, true, time.Minute)
@@ -83,6 +91,23 @@ func TestMuxFaults(t *testing.T) {
 			})
 		}
 	}
+}
+
+// carrierFailureCount returns how many carriers s (a listener serving
+// metrics) counted as failed with one of reasons (nil: any).
+func carrierFailureCount(t *testing.T, s *pipetest.Service, reasons []string) float64 {
+	t.Helper()
+	var n float64
+	for line := range strings.SplitSeq(pipetest.Scrape(t, s.MetricsAddr()), "\n") {
+		if !strings.HasPrefix(line, "spipe_carrier_failures_total{") ||
+			reasons != nil && !slices.Contains(reasons, between(line, `reason="`, `"`)) {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		require.NoError(t, err, line)
+		n += v
+	}
+	return n
 }
 
 // keyholder dials addr as a client holding the key in file path, built
@@ -108,14 +133,15 @@ func id(n uint64) map[string]uint64 { return map[string]uint64{"stream_id": n} }
 // TestMuxHostileKeyHolders: a key holder that breaks the rules of the
 // multiplexed mode (a mode-1 frame in it, a stream overrunning its
 // window, a stream opened twice or out of order, a frame for a stream
-// never opened, a credit of nothing) loses its carrier, with one "carrier
-// failed" line giving the reason; meanwhile an honest multiplexed client
+// never opened, an open after its own go-away) loses its carrier, counted as a
+// carrier failure with the reason (its lines are limited per source, as
+// failure lines are); meanwhile an honest multiplexed client
 // on another carrier is not disturbed, and no stream of a broken carrier
 // outlives it.
 func TestMuxHostileKeyHolders(t *testing.T) {
 	key := pipetest.KeyFile(t)
 	tg := startTarget(t, true)
-	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", tg.addr(), key, nil)
+	listen := pipetest.Start(t, service.Listen, "127.0.0.1:0", tg.addr(), key, pipetest.WithMetrics)
 	connect := pipetest.MuxConnect(t, listen.Addr, key, nil)
 
 	// An honest stream runs through all of it.
@@ -134,19 +160,21 @@ func TestMuxHostileKeyHolders(t *testing.T) {
 		}},
 		{"stream opened out of order", "mux_protocol", func(p *spec.Peer) []byte { return p.Frame("open", nil, id(2)) }},
 		{"a stream never opened", "mux_protocol", func(p *spec.Peer) []byte { return p.Frame("stream data", []byte("x"), id(7)) }},
-		{"a credit of nothing", "mux_protocol", func(p *spec.Peer) []byte {
-			return append(p.Frame("open", nil, id(1)), p.Frame("credit", nil, map[string]uint64{"stream_id": 1})...)
+		{"an open after the client's go-away", "mux_protocol", func(p *spec.Peer) []byte {
+			wire := append(p.Frame("open", nil, id(1)), p.Frame("go-away", nil, map[string]uint64{"last_stream_id": 0})...)
+			return append(wire, p.Frame("open", nil, id(2))...)
 		}},
 	}
 	for _, tc := range cases {
-		before := listen.Log.Count("carrier failed", "reason="+tc.reason)
+		before := carrierFailureCount(t, listen, []string{tc.reason})
 		p := keyholder(t, listen.Addr, key)
 		_, err := p.Conn.Write(tc.frames(p))
 		require.NoError(t, err, tc.name)
 		_ = p.Conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 		_, err = io.Copy(io.Discard, p.Conn)
 		assert.False(t, isTimeout(err), "%s: the listener kept the carrier open", tc.name)
-		listen.Log.WaitCount(t, before+1, 10*time.Second, "carrier failed", "reason="+tc.reason)
+		assert.Eventually(t, func() bool { return carrierFailureCount(t, listen, []string{tc.reason}) == before+1 },
+			10*time.Second, 20*time.Millisecond, "%s: no carrier failure counted with reason %s", tc.name, tc.reason)
 	}
 	r := <-honest
 	assert.True(t, r.intact(), "the honest stream beside them: %v", r.err)

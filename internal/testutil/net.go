@@ -49,3 +49,49 @@ func (r *RecordingConn) Bytes() []byte {
 	defer r.mu.Unlock()
 	return append([]byte(nil), r.written...)
 }
+
+// HeldWrites is a connection whose writes wait while held: a test holds
+// one end's frames back to make others cross them on the wire.
+type HeldWrites struct {
+	net.Conn
+	mu      sync.Mutex
+	gate    chan struct{}
+	waiting int // writes that met the gate
+}
+
+// Hold makes writes wait from now on, until Release.
+func (h *HeldWrites) Hold() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.gate = make(chan struct{})
+}
+
+// Release lets the waiting writes, and later ones, through.
+func (h *HeldWrites) Release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.gate != nil {
+		close(h.gate)
+		h.gate = nil
+	}
+}
+
+// Blocked is how many writes have met the gate.
+func (h *HeldWrites) Blocked() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.waiting
+}
+
+func (h *HeldWrites) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	g := h.gate
+	if g != nil {
+		h.waiting++
+	}
+	h.mu.Unlock()
+	if g != nil {
+		<-g
+	}
+	return h.Conn.Write(p)
+}

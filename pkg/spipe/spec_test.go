@@ -49,7 +49,7 @@ func loadVectors(t *testing.T, s spec.Suite) spec.File {
 	require.NoError(t, json.Unmarshal(b, &f))
 	require.Equal(t, s.Name, f.Suite)
 	require.Equal(t, int(s.ID), f.SuiteID)
-	require.Len(t, f.Sessions, 10, "mode 1: fs x context x padding; mode 3: two of them")
+	require.Len(t, f.Sessions, 13, "mode 1: fs x context x padding; mode 3: two of them, and one of each further story")
 	return f
 }
 
@@ -83,7 +83,11 @@ func TestWriteVectors(t *testing.T) {
 		// show it, and the stream frames of section 7.
 		f.Sessions = append(f.Sessions,
 			derive(t, s, spec.Inputs(s, 3, true, false, 0)),
-			derive(t, s, spec.Inputs(s, 3, false, true, 64)))
+			derive(t, s, spec.Inputs(s, 3, false, true, 64)),
+			// Further stories: the rules of section 7 the first does not show.
+			derive(t, s, spec.StoryInputs(s, 3, "client-data", true, true, 64)),
+			derive(t, s, spec.StoryInputs(s, 3, "protocol-error", true, false, 0)),
+			derive(t, s, spec.StoryInputs(s, 3, "go-away-refuses", false, false, 64)))
 		b, err := json.MarshalIndent(f, "", "  ")
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(vectorPath(s), append(b, '\n'), 0o644))
@@ -117,13 +121,14 @@ func TestVectorsFollowFromTheirInputs(t *testing.T) {
 
 // TestVectorsCoverTheMatrix: the files hold every suite with forward
 // secrecy on and off, with and without a context, padded and not, in mode
-// 1, and sessions of mode 3; mode 1's traffic has every mode-1 frame type
-// in each direction it can go, and mode 3's every stream frame type.
+// 1, and sessions of mode 3, one of each story; mode 1's traffic has every
+// mode-1 frame type in each direction it can go, and mode 3's first story
+// every stream frame type.
 func TestVectorsCoverTheMatrix(t *testing.T) {
 	for _, s := range spec.Suites {
 		seen := map[string]bool{}
 		for _, se := range loadVectors(t, s).Sessions {
-			seen[fmt.Sprintf("mode=%d fs=%v ctx=%v pad=%v", se.Mode, se.ForwardSecrecy, se.Context != "", se.Client.PadTo > 0)] = true
+			seen[fmt.Sprintf("mode=%d story=%q fs=%v ctx=%v pad=%v", se.Mode, se.Story, se.ForwardSecrecy, se.Context != "", se.Client.PadTo > 0)] = true
 			assert.Equal(t, byte(se.Mode), []byte(se.ClientHello)[3], "%s: the mode byte", se.Name)
 			assert.Equal(t, byte(se.Mode), []byte(se.ServerHello)[3], "%s: the mode byte answered", se.Name)
 			assert.Equal(t, se.ForwardSecrecy, len(se.SharedSecret) == 32, se.Name)
@@ -140,12 +145,16 @@ func TestVectorsCoverTheMatrix(t *testing.T) {
 				}
 				continue
 			}
+			if se.Story != "" {
+				assert.Len(t, se.Frames, len(spec.MuxStories[se.Story]), se.Name)
+				continue
+			}
 			for name := range spec.Fields {
 				assert.True(t, types[name], "%s: no %s frame", se.Name, name)
 			}
 			assert.True(t, types["close-write"], se.Name)
 		}
-		assert.Len(t, seen, 10, s.Name)
+		assert.Len(t, seen, 10+len(spec.MuxStories), s.Name)
 	}
 }
 

@@ -169,12 +169,15 @@ func (s *Service) Wait(t testing.TB, within time.Duration) error {
 }
 
 // Stop shuts the service down, waits for Run to return and fails the test
-// if it returned an error. Stopping again does nothing.
+// if it returned an error, or if its metrics (if it serves any) counted
+// an end or failure under a reason the engine does not list. Stopping
+// again does nothing.
 func (s *Service) Stop(t testing.TB) {
 	t.Helper()
 	if s.cancel == nil {
 		return
 	}
+	s.checkReasons(t)
 	s.cancel()
 	s.cancel = nil
 	select {

@@ -55,9 +55,60 @@ var MuxTraffic = []Traffic{
 	{Dir: "c2s", Type: "close-write"},
 }
 
-// TrafficOf is what a session of mode sends.
-func TrafficOf(mode int) []Traffic {
+// MuxStories are further mode-3 sessions, by name (a session's Story),
+// each showing rules of section 7 the first one does not.
+var MuxStories = map[string][]Traffic{
+	// The client sends data on stream 1 beyond its open, and gives the
+	// server's data back as credit (7.3): each end's credit is the charge
+	// of what its reader took, every frame's data and 64. Then the client
+	// goes away (its last stream id is always 0), and with nothing open
+	// each end sends its close-write (7.4).
+	"client-data": {
+		{Dir: "c2s", Type: "open", Data: "hello, server", Fields: map[string]uint64{"stream_id": 1}},
+		{Dir: "c2s", Type: "stream data", Data: "and more", Fields: map[string]uint64{"stream_id": 1}},
+		{Dir: "s2c", Type: "credit", Fields: map[string]uint64{"stream_id": 1, "increment": 13 + 64 + 8 + 64}},
+		{Dir: "s2c", Type: "stream data", Data: "hello, client", Fields: map[string]uint64{"stream_id": 1}},
+		{Dir: "c2s", Type: "credit", Fields: map[string]uint64{"stream_id": 1, "increment": 13 + 64}},
+		{Dir: "c2s", Type: "end", Fields: map[string]uint64{"stream_id": 1}},
+		{Dir: "s2c", Type: "end", Fields: map[string]uint64{"stream_id": 1}},
+		{Dir: "c2s", Type: "go-away", Fields: map[string]uint64{"last_stream_id": 0, "code": 0}},
+		{Dir: "c2s", Type: "close-write"},
+		{Dir: "s2c", Type: "close-write"},
+	},
+	// The client opens stream 1, then sends credit for stream 2, which it
+	// never opened: a protocol error (7.6). The server sends go-away with
+	// code 1, protocol error, naming stream 1, the last opened before the
+	// frame at fault (7.4), and closes the carrier without close-write.
+	"protocol-error": {
+		{Dir: "c2s", Type: "open", Data: "hello, server", Fields: map[string]uint64{"stream_id": 1}},
+		{Dir: "c2s", Type: "credit", Fields: map[string]uint64{"stream_id": 2, "increment": 77}},
+		{Dir: "s2c", Type: "go-away", Fields: map[string]uint64{"last_stream_id": 1, "code": 1}},
+	},
+	// The server goes away having received the open of stream 1 only,
+	// while the client opens streams 2 and 3: the opens cross the go-away
+	// on the wire, the server ignores them, and the client, on receiving
+	// the go-away (last stream id 1), counts streams 2 and 3 as reset with
+	// code refused, sending nothing for them (7.4). Stream 1 ends cleanly
+	// both ways; then, with nothing open, each end sends its close-write.
+	"go-away-refuses": {
+		{Dir: "c2s", Type: "open", Data: "hello, server", Fields: map[string]uint64{"stream_id": 1}},
+		{Dir: "s2c", Type: "go-away", Fields: map[string]uint64{"last_stream_id": 1, "code": 0}},
+		{Dir: "c2s", Type: "open", Data: "second", Fields: map[string]uint64{"stream_id": 2}},
+		{Dir: "c2s", Type: "open", Data: "third", Fields: map[string]uint64{"stream_id": 3}},
+		{Dir: "c2s", Type: "end", Fields: map[string]uint64{"stream_id": 1}},
+		{Dir: "s2c", Type: "end", Fields: map[string]uint64{"stream_id": 1}},
+		{Dir: "c2s", Type: "close-write"},
+		{Dir: "s2c", Type: "close-write"},
+	},
+}
+
+// TrafficOf is what a session of mode, telling story (mode 3; "" for
+// MuxTraffic), sends.
+func TrafficOf(mode int, story string) []Traffic {
 	if mode == 3 {
+		if story != "" {
+			return MuxStories[story]
+		}
 		return MuxTraffic
 	}
 	return StreamTraffic
@@ -72,9 +123,18 @@ func Seeded(label string) []byte {
 
 // Inputs lays out one session's inputs.
 func Inputs(s Suite, mode int, fs, withContext bool, padTo int) Session {
+	return StoryInputs(s, mode, "", fs, withContext, padTo)
+}
+
+// StoryInputs lays out the inputs of a mode-3 session telling one of
+// MuxStories (story "": MuxTraffic).
+func StoryInputs(s Suite, mode int, story string, fs, withContext bool, padTo int) Session {
 	name := fmt.Sprintf("%s fs=%v context=%v pad=%d", s.Name, fs, withContext, padTo)
 	if mode != 1 {
 		name += fmt.Sprintf(" mode=%d", mode)
+	}
+	if story != "" {
+		name += " story=" + story
 	}
 	offer := func(first byte) []int {
 		out := []int{int(first)}
@@ -86,7 +146,7 @@ func Inputs(s Suite, mode int, fs, withContext bool, padTo int) Session {
 		return out
 	}
 	se := Session{
-		Name: name, KeyFile: VectorKeyFile, Mode: mode,
+		Name: name, KeyFile: VectorKeyFile, Mode: mode, Story: story,
 		Client: EndInputs{Nonce: Seeded(name + " client nonce"), Suites: offer(s.ID), MaxPayload: 65536, PadTo: padTo},
 		Server: EndInputs{Nonce: Seeded(name + " server nonce"), Suites: offer(s.ID), MaxPayload: 16384, PadTo: padTo},
 	}
@@ -144,7 +204,11 @@ func Derive(s Suite, in Session) (Session, error) {
 
 	out.Frames = nil // sections 4 and 7
 	counters := map[string]uint64{}
-	for _, tr := range TrafficOf(in.Mode) {
+	traffic := TrafficOf(in.Mode, in.Story)
+	if traffic == nil {
+		return out, fmt.Errorf("%s: no story %q", in.Name, in.Story)
+	}
+	for _, tr := range traffic {
 		key, end := out.KeyC2S, in.Client
 		if tr.Dir == "s2c" {
 			key, end = out.KeyS2C, in.Server

@@ -93,8 +93,11 @@ type (
 		KeyFile testutil.Hex `json:"key_file"`
 		Context string       `json:"context"`
 		Mode    int          `json:"mode"`
-		Client  EndInputs    `json:"client"`
-		Server  EndInputs    `json:"server"`
+		// Story names which mode-3 traffic the session carries (empty:
+		// the first story, MuxTraffic; see MuxStories).
+		Story  string    `json:"story,omitempty"`
+		Client EndInputs `json:"client"`
+		Server EndInputs `json:"server"`
 
 		PSK            testutil.Hex `json:"psk"`
 		IPSK           testutil.Hex `json:"ipsk"`

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/spipe-dev/spipe/pkg/spipe/frame"
 	"github.com/spipe-dev/spipe/pkg/spipe/internal/carrier"
@@ -202,6 +203,9 @@ func (s *Session) writeControl(buf []byte, batch []control1, staged []carrier.St
 		if err := s.frames.CloseWrite(); err != nil {
 			return err
 		}
+		// The peer has closeFlush to answer with its own close-write
+		// (docs/PROTOCOL.md 7.4); the read loop ends then at the latest.
+		_ = s.conn.SetReadDeadline(time.Now().Add(closeFlush))
 		close(s.ctl.endSent)
 	}
 	return nil

@@ -50,7 +50,9 @@
 // 64 bytes more each), so however small the frames, a stream holds at
 // most its window of unread data: 256 KiB, or up to
 // [Config.MaxStreamWindow] for a stream alone on its session whose reader
-// keeps up. Each stream's writer seals and writes its own frames, bulk
+// keeps up. What the reader has taken (frames' data and charges, empty
+// frames' too) is granted back, so a sender whose reader keeps up never
+// runs short of window, whatever the sizes of its frames. Each stream's writer seals and writes its own frames, bulk
 // ones up to 1 MiB as a plain connection's, and one goroutine reads the
 // carrier and copies each frame's data into its stream's buffer, where
 // the stream's reader takes it.

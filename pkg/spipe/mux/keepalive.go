@@ -19,6 +19,11 @@ type keepalive struct {
 	stopped     bool
 }
 
+// goAwayOnTimeout bounds how long a session whose ping went unanswered
+// waits for its go-away (code internal error) to leave: a peer that does
+// not read may never take it.
+const goAwayOnTimeout = 100 * time.Millisecond
+
 func (k *keepalive) start(s *Session) {
 	k.s = s
 	if s.cfg.keepAlive > 0 {
@@ -42,7 +47,7 @@ func (k *keepalive) tick() {
 			return
 		}
 		k.mu.Unlock()
-		k.s.end(timeoutErr())
+		k.s.fail(goAwayInternalError, timeoutErr(), goAwayOnTimeout)
 		return
 	}
 	k.pingLocked()

@@ -59,8 +59,9 @@ func isStreamType(t frame.Type) bool { return t >= frame.StreamOpen && t <= fram
 
 // parseFrame splits an authenticated frame's body (data, then fields)
 // into the frame it is, and checks what can be checked without the
-// session's state: a stream frame names a stream (id 0 is none), a
-// credit grants something. Everything that depends on the session (which
+// session's state: a stream frame names a stream (id 0 is none; a
+// go-away's last stream id may be 0). A credit of 0 is well-formed: the
+// stream ignores it (7.3). Everything that depends on the session (which
 // ids are open, windows, who may open) is the session's to check. The
 // returned data aliases body.
 func parseFrame(t frame.Type, body []byte) (streamFrame, error) {
@@ -85,11 +86,8 @@ func parseFrame(t frame.Type, body []byte) (streamFrame, error) {
 		f.incr = binary.BigEndian.Uint32(fields[4:])
 	}
 	f.id = binary.BigEndian.Uint32(fields)
-	switch {
-	case f.id == 0 && t != frame.GoAway:
+	if f.id == 0 && t != frame.GoAway {
 		return f, fmt.Errorf("%w: %s frame for stream 0", ErrProtocol, t)
-	case t == frame.StreamCredit && f.incr == 0:
-		return f, fmt.Errorf("%w: credit of 0 bytes for stream %d", ErrProtocol, f.id)
 	}
 	return f, nil
 }

@@ -73,8 +73,8 @@ func TestParseCharges(t *testing.T) {
 }
 
 // TestParseRejects: what the parser refuses without knowing the session:
-// a stream frame for stream 0 and a credit of nothing are protocol errors
-// (docs/PROTOCOL.md 7.6); a body that does not fit its type, or a type
+// a stream frame for stream 0 is a protocol error (docs/PROTOCOL.md 7.6),
+// a credit of nothing is not (7.3: it is ignored); a body that does not fit its type, or a type
 // that is not the stream layer's, is a malformed frame.
 func TestParseRejects(t *testing.T) {
 	protocol := map[string][]byte{
@@ -83,16 +83,18 @@ func TestParseRejects(t *testing.T) {
 		"end of stream 0":    spec.Body("end", nil, nil),
 		"reset of stream 0":  spec.Body("reset", nil, map[string]uint64{"code": 1}),
 		"credit to stream 0": spec.Body("credit", nil, map[string]uint64{"increment": 5}),
-		"credit of nothing":  spec.Body("credit", nil, map[string]uint64{"stream_id": 5}),
 	}
 	names := map[string]string{
 		"open of stream 0": "open", "data on stream 0": "stream data", "end of stream 0": "end",
-		"reset of stream 0": "reset", "credit to stream 0": "credit", "credit of nothing": "credit",
+		"reset of stream 0": "reset", "credit to stream 0": "credit",
 	}
 	for name, body := range protocol {
 		_, err := parseFrame(frame.Type(spec.Types[names[name]]), body)
 		assert.ErrorIs(t, err, ErrProtocol, name)
 	}
+	f, err := parseFrame(frame.StreamCredit, spec.Body("credit", nil, map[string]uint64{"stream_id": 5}))
+	require.NoError(t, err, "a credit of nothing is well-formed")
+	assert.Equal(t, streamFrame{typ: frame.StreamCredit, id: 5}, f)
 	malformed := []struct {
 		typ  frame.Type
 		body []byte

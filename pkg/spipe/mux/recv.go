@@ -54,12 +54,16 @@ func (s *Session) dispatch(f *streamFrame) error {
 }
 
 // lookupLocked finds the open stream a frame is for. A stream that is no
-// longer open (closed, or reset by either end; or, after this server's
-// go-away, one it never took) is nil without error: frames cross on the
-// wire. An id never opened is a protocol error. s.mu is held.
+// longer open (closed, or reset by either end) is nil without error:
+// frames cross on the wire. So is any id above the last stream id of this
+// server's go-away, checked no further (7.4). An id never opened is a
+// protocol error. s.mu is held.
 func (s *Session) lookupLocked(id uint32, t frame.Type) (*Stream, error) {
 	if st := s.streams[id]; st != nil {
 		return st, nil
+	}
+	if s.pastGoAwayLocked(id) {
+		return nil, nil
 	}
 	if id > s.highest {
 		return nil, fmt.Errorf("%w: %s frame for stream %d, which was never opened", ErrProtocol, t, id)
@@ -74,14 +78,24 @@ func (s *Session) opened(f *streamFrame) error {
 		return fmt.Errorf("%w: the server opened stream %d", ErrProtocol, f.id)
 	}
 	s.mu.Lock()
-	if f.id != s.highest+1 {
+	switch {
+	case s.goAwayRecv:
+		// The client said it opens no more: nothing can have crossed that.
+		s.mu.Unlock()
+		return fmt.Errorf("%w: stream %d opened after the client's go-away", ErrProtocol, f.id)
+	case s.pastGoAwayLocked(f.id):
+		// It crossed this end's go-away: ignored, unchecked; the client
+		// counts it as refused.
+		s.highest = max(s.highest, f.id)
+		s.mu.Unlock()
+		return nil
+	case f.id != s.highest+1:
 		s.mu.Unlock()
 		return fmt.Errorf("%w: stream %d opened after stream %d", ErrProtocol, f.id, s.highest)
 	}
 	s.highest = f.id
 	switch {
-	case s.goAwaySent && f.id > s.lastServed, s.ended():
-		// It crossed this end's go-away: the client counts it as refused.
+	case s.ended():
 		s.mu.Unlock()
 		return nil
 	case s.held.Load() >= int64(s.cfg.maxStreams):
@@ -99,8 +113,16 @@ func (s *Session) opened(f *streamFrame) error {
 	return st.deliver(f.data, f.charge())
 }
 
+// pastGoAwayLocked reports whether id is above the last stream id of this
+// server's go-away: every frame for such a stream crossed the go-away and
+// is ignored (7.4). s.mu is held.
+func (s *Session) pastGoAwayLocked(id uint32) bool {
+	return !s.client && s.goAwaySent && id > s.lastServed
+}
+
 // wentAway takes the peer's go-away in: no new streams; a client counts
-// its streams above the server's last stream id as refused.
+// its streams above the server's last stream id as refused. A server
+// ignores the last stream id of a client's go-away (7.4).
 func (s *Session) wentAway(f *streamFrame) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -333,8 +333,7 @@ func (s *Session) Close() error {
 		select {
 		case <-s.ctl.endSent:
 			// The peer answers close-write with its own; the read loop
-			// ends then, or at this deadline.
-			_ = s.conn.SetReadDeadline(time.Now().Add(closeFlush))
+			// ends then, or closeFlush after it went out.
 			select {
 			case <-s.readDone:
 			case <-t.C:
@@ -387,6 +386,10 @@ func (s *Session) carrierEnded(err error) {
 	if !errors.Is(err, io.EOF) {
 		if s.closing.Load() {
 			err = nil // Close cut it short: deliberate
+		} else if s.endWritten() && errors.Is(err, os.ErrDeadlineExceeded) {
+			// The peer did not answer this end's close-write in time:
+			// every stream had closed, so nothing was lost (7.4).
+			err = nil
 		} else if s.peerGoAwayFailed() {
 			err = fmt.Errorf("%w: the peer said so in its go-away (code %d), then: %w", ErrProtocol, s.peerCode, err)
 		}
@@ -417,6 +420,16 @@ func (s *Session) carrierEnded(err error) {
 	s.end(cause)
 }
 
+// endWritten reports whether this end's close-write has gone out.
+func (s *Session) endWritten() bool {
+	select {
+	case <-s.ctl.endSent:
+		return true
+	default:
+		return false
+	}
+}
+
 // peerGoAwayFailed reports whether the peer's go-away said it failed.
 func (s *Session) peerGoAwayFailed() bool {
 	s.mu.Lock()
@@ -429,18 +442,27 @@ func (s *Session) peerGoAwayFailed() bool {
 // told, in a go-away, when the stream layer's rules were broken.
 func (s *Session) violation(err error) {
 	if errors.Is(err, ErrProtocol) {
-		s.mu.Lock()
-		s.sendGoAwayLocked(goAwayProtocolError)
-		s.mu.Unlock()
-		// Give the go-away a moment to leave before the socket closes.
-		t := time.NewTimer(closeFlush)
-		select {
-		case <-s.ctl.goAwaySent:
-		case <-s.done:
-		case <-t.C:
-		}
-		t.Stop()
+		s.fail(goAwayProtocolError, err, closeFlush)
+		return
 	}
+	s.end(err)
+}
+
+// fail ends the session with err after sending go-away with code (unless
+// this end has sent one), waiting at most wait for it to leave before the
+// socket closes (docs/PROTOCOL.md 7.4: the carrier has failed; no
+// close-write).
+func (s *Session) fail(code byte, err error, wait time.Duration) {
+	s.mu.Lock()
+	s.sendGoAwayLocked(code)
+	s.mu.Unlock()
+	t := time.NewTimer(wait)
+	select {
+	case <-s.ctl.goAwaySent:
+	case <-s.done:
+	case <-t.C:
+	}
+	t.Stop()
 	s.end(err)
 }
 

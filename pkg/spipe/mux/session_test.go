@@ -56,10 +56,10 @@ func TestHalfCloseEachWay(t *testing.T) {
 // acknowledgement of an open in the protocol: the server sends nothing.)
 func TestFirstDataNeedsNoAnswer(t *testing.T) {
 	a, b := testutil.TCPPair(t)
-	held := &heldWrites{Conn: b}
+	held := &testutil.HeldWrites{Conn: b}
 	cli, srv := sessions(t, a, held, nil, nil)
-	held.hold()
-	defer held.release()
+	held.Hold()
+	defer held.Release()
 
 	for _, msg := range []string{"first data", "second stream", "third"} {
 		c, err := cli.Open(context.Background())
@@ -71,49 +71,7 @@ func TestFirstDataNeedsNoAnswer(t *testing.T) {
 		require.NoError(t, got.err)
 		assert.Equal(t, msg, string(got.data))
 	}
-	assert.Zero(t, held.blocked(), "the server had nothing to answer")
-}
-
-// heldWrites is a connection whose writes block while held.
-type heldWrites struct {
-	net.Conn
-	mu      sync.Mutex
-	gate    chan struct{}
-	waiting int // writes that met the gate
-}
-
-func (h *heldWrites) hold() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.gate = make(chan struct{})
-}
-
-func (h *heldWrites) release() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.gate != nil {
-		close(h.gate)
-		h.gate = nil
-	}
-}
-
-func (h *heldWrites) blocked() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.waiting
-}
-
-func (h *heldWrites) Write(p []byte) (int, error) {
-	h.mu.Lock()
-	g := h.gate
-	if g != nil {
-		h.waiting++
-	}
-	h.mu.Unlock()
-	if g != nil {
-		<-g
-	}
-	return h.Conn.Write(p)
+	assert.Zero(t, held.Blocked(), "the server had nothing to answer")
 }
 
 // TestResetReachesThePeer: a reset fails the peer's reads and writes with

@@ -152,21 +152,29 @@ func (st *Stream) waitReadLocked() error {
 	}
 }
 
-// tookLocked counts n bytes taken by the reader and queues the credit
-// that is due, if any. st.mu is held.
+// tookLocked counts n bytes the reader took from the buffer (consumed
+// already) and queues the credit that is due, if any. st.mu is held.
 func (st *Stream) tookLocked(n int) {
+	st.rx.took(n, st.ring.len())
+	st.creditLocked()
+}
+
+// creditLocked queues the credit that is due, if any. st.mu is held.
+func (st *Stream) creditLocked() {
 	if st.recvEnded || st.err != nil {
 		return // nothing more will come: no credit needed
 	}
-	if incr := st.rx.take(n, st.ring.len() == 0, st.sess); incr > 0 {
+	if incr := st.rx.credit(st.ring.len() == 0, st.sess); incr > 0 {
 		st.sess.ctl.queue(control1{typ: creditItem, f: streamFrame{id: st.id, incr: incr}})
 	}
 }
 
 // deliver takes a data frame's data and charge in (the read loop only).
-// The data is copied into the ring at once, so a frame, however small,
-// costs the stream only its data; its charge is granted back when the
-// reader has taken it.
+// The data is written on at once (to a waiting WriteTo's writer that
+// takes it without blocking) or copied into the ring, so a frame, however
+// small, costs the stream only its data; its charge is granted back once
+// the reader has taken its data (at once for an empty frame that finds
+// nothing before it).
 func (st *Stream) deliver(data []byte, charge uint64) error {
 	st.mu.Lock()
 	switch {
@@ -184,32 +192,50 @@ func (st *Stream) deliver(data []byte, charge uint64) error {
 		return err
 	}
 	s := st.sess
+	buffered := st.ring.len()
 	if st.direct != nil && len(data) > 0 {
-		if st.ring.len() == 0 && !st.ring.pinned && !s.batching {
+		if buffered == 0 && !st.ring.pinned && !s.batching {
 			// WriteTo waits on a writer that does not block: write to
 			// it from here, straight from the frame.
-			if data = st.tryWriteLocked(data); len(data) == 0 || st.directErr != nil {
+			n := st.tryWriteLocked(data)
+			if st.directErr != nil {
+				// The writer failed: WriteTo returns, and with it the
+				// reader; the stream takes nothing more (a reader that
+				// comes later reads what arrives from now on).
+				st.rx.arrived(len(data), 0, 0)
 				st.mu.Unlock()
-				if st.directErr != nil {
-					wake(st.rnotify)
-				}
+				wake(st.rnotify)
 				return nil
 			}
-		} else if !st.dirty {
-			// More frames are already in: gather them, and write them
-			// to it in one piece once the run ends (flushDirect).
+			st.rx.arrived(n, len(data)-n, 0)
+			if data = data[n:]; len(data) == 0 {
+				st.creditLocked()
+				st.mu.Unlock()
+				return nil
+			}
 			st.ring.write(data, s.cfg.maxWindow)
-			st.dirty = true
+			st.creditLocked()
 			st.mu.Unlock()
-			s.dirty = append(s.dirty, st)
-			return nil
-		} else {
-			st.ring.write(data, s.cfg.maxWindow)
-			st.mu.Unlock()
+			wake(st.rnotify)
 			return nil
 		}
+		// More frames are already in: gather them, and write them to
+		// it in one piece once the run ends (flushDirect).
+		st.rx.arrived(0, len(data), buffered)
+		st.ring.write(data, s.cfg.maxWindow)
+		first := !st.dirty
+		st.dirty = true
+		st.mu.Unlock()
+		if first {
+			s.dirty = append(s.dirty, st)
+		}
+		return nil
 	}
+	st.rx.arrived(0, len(data), buffered)
 	st.ring.write(data, s.cfg.maxWindow)
+	if len(data) == 0 {
+		st.creditLocked() // an empty frame taken at once may make a credit due
+	}
 	st.mu.Unlock()
 	if len(data) > 0 {
 		wake(st.rnotify)
@@ -218,18 +244,17 @@ func (st *Stream) deliver(data []byte, charge uint64) error {
 }
 
 // tryWriteLocked writes what it can of p to the waiting WriteTo's writer
-// without blocking, counts it as read, and returns the rest. st.mu is
+// without blocking and returns how much it wrote; the caller counts it.
+// A writer that fails is dropped, its error kept for WriteTo. st.mu is
 // held; the caller wakes the reader if the writer failed.
-func (st *Stream) tryWriteLocked(p []byte) []byte {
+func (st *Stream) tryWriteLocked(p []byte) int {
 	n, err := st.direct.TryWrite(p)
 	st.directN += int64(n)
 	st.used = true
 	if err != nil {
 		st.directErr, st.direct = err, nil
-		return nil
 	}
-	st.tookLocked(n)
-	return p[n:]
+	return n
 }
 
 // flushDirect writes what the read loop gathered for the stream during a
@@ -240,9 +265,10 @@ func (st *Stream) flushDirect() {
 	st.dirty = false
 	for st.direct != nil && st.ring.len() > 0 && !st.ring.pinned {
 		b := st.ring.head()
-		rest := st.tryWriteLocked(b)
-		st.ring.consume(len(b) - len(rest))
-		if len(rest) > 0 || st.directErr != nil {
+		n := st.tryWriteLocked(b)
+		st.ring.consume(n)
+		st.tookLocked(n)
+		if n < len(b) || st.directErr != nil {
 			break
 		}
 	}

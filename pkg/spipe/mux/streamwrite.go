@@ -369,8 +369,8 @@ func (st *Stream) idToSend(t frame.Type) (uint32, frame.Type, error) {
 func (st *Stream) credited(incr uint32) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.writeClosed || st.err != nil {
-		return nil
+	if incr == 0 || st.writeClosed || st.err != nil {
+		return nil // grants nothing, or nothing more will be sent (7.3)
 	}
 	if err := st.tx.credit(incr, st.id); err != nil {
 		return err

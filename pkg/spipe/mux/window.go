@@ -21,11 +21,20 @@ const (
 	sharedFrame  = 16 << 10
 )
 
-// recvWindow is what this end lets the peer send on a stream.
+// recvWindow is what this end lets the peer send on a stream. Every
+// charge received is, at any time, in one of three places: given back
+// (taken: its data was delivered, or it had none), still in the stream's
+// buffer (the data bytes there), or held (the per-frame charges of the
+// frames whose data is in the buffer). So received = taken + buffered +
+// held, and once the buffer is empty every charge received is taken and
+// may be granted again (docs/PROTOCOL.md 7.3, Giving back): a reader that
+// keeps up never leaves its sender short, whatever the sizes of its
+// frames, empty ones included.
 type recvWindow struct {
 	granted  uint64 // the initial window and every credit sent
 	received uint64 // charges received
-	taken    uint64 // charges the reader has taken (so they may be granted again)
+	taken    uint64 // charges given up by what was delivered (so they may be granted again)
+	held     uint64 // per-frame charges of frames whose data is still in the buffer
 	window   uint64 // how far beyond what was taken this end grants
 }
 
@@ -43,21 +52,46 @@ func (w *recvWindow) admit(charge uint64, id uint32) error {
 	return nil
 }
 
-// take counts n data bytes read by the stream's reader and returns the
-// credit to send, if one is due: once what the reader took since the last
-// credit is half the window (a bulk stream's credit then costs one frame
-// each way per half window, while the other half keeps it moving). When the reader has emptied the
-// buffer (empty), every frame's charge is taken too. The window grows
-// (doubling, up to the session's MaxStreamWindow, within its growth
-// budget) when the reader has emptied the buffer while the sender was
-// short of window and the session is not shared; while it is shared, it
-// grants only up to sharedWindow beyond what the reader took. Caller
-// holds the stream's lock.
-func (w *recvWindow) take(n int, empty bool, s *Session) uint32 {
-	w.taken += uint64(n)
-	if empty {
-		w.taken = w.received
+// arrived counts in a frame just admitted whose data bytes were written
+// on at once (direct) and whose other data bytes went into the buffer,
+// which held buffered bytes before it. Its per-frame charge is held while
+// any of its data is in the buffer; an empty frame behind data is held as
+// if it had a byte there, and one that finds the buffer empty is taken at
+// once, having nothing to deliver.
+func (w *recvWindow) arrived(direct, stored, buffered int) {
+	w.taken += uint64(direct)
+	if stored > 0 || buffered > 0 {
+		w.held += frameCharge
+	} else {
+		w.taken += frameCharge
 	}
+}
+
+// took counts n bytes the reader took from the buffer, left bytes being
+// still there: the data is taken, and the per-frame charges held with it
+// in proportion (all of them once the buffer is empty).
+func (w *recvWindow) took(n, left int) {
+	release := w.held
+	if left > 0 {
+		release = w.held * uint64(n) / uint64(n+left)
+	}
+	w.held -= release
+	w.taken += uint64(n) + release
+}
+
+// credit returns the credit to send, if one is due, after the reader took
+// something (or a frame was taken at once): once what it took since the
+// last credit is half the window (a bulk stream's credit then costs one
+// frame each way per half window, while the other half keeps it moving).
+// The window grows (doubling, up to the session's MaxStreamWindow, within
+// its growth budget) when the reader has emptied the buffer (empty) while
+// the sender was short of window and the session is not shared; while it
+// is shared, it grants only up to sharedWindow beyond what the reader
+// took. Either way what stays granted beyond what was taken is, once a
+// credit is due, at least half of sharedWindow, so that a sender is never
+// left without window by a reader that has taken everything. Caller holds
+// the stream's lock.
+func (w *recvWindow) credit(empty bool, s *Session) uint32 {
 	target := w.window
 	if s.recvShared() {
 		w.giveBack(s)
