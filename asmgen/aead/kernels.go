@@ -5,6 +5,7 @@ import (
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
 
 	"github.com/spipe-dev/spipe/asmgen/arx"
 )
@@ -91,30 +92,7 @@ func kernel(name string, l layout, open bool) {
 		sc.load()
 	}
 
-	Comment("The double rounds, the scalar block's beside the vector groups'.")
-	Label(name + "_rounds")
-	for _, diag := range []bool{false, true} {
-		var vec, realign []func()
-		for _, g := range groups {
-			round, re := g.half(diag)
-			vec = append(vec, round...)
-			realign = append(realign, re...)
-		}
-		var sca []func()
-		if sc != nil {
-			q := columns
-			if diag {
-				q = diagonals
-			}
-			sca = sc.half(q)
-		}
-		interleave(vec, sca)
-		for _, f := range realign {
-			f()
-		}
-	}
-	DECQ(count)
-	JNZ(LabelRef(name + "_rounds"))
+	doubleRounds(name, count, groups, sc)
 
 	Comment("The one-time key: block 0's first 32 bytes.")
 	for _, g := range groups {
@@ -198,6 +176,27 @@ func kernel(name string, l layout, open bool) {
 		a.blocks(k, ptr, nb, name+"_ct")
 		a.last(k, ptr, rest, name+"_last")
 	}
+	tagged(name, a, k, open, offs, func(pc piece) VecVirtual {
+		v := vecOf(pc.width)
+		VMOVDQU64(ksbuf.Offset(pc.off), v)
+		VPXORD(ctbuf.Offset(pc.off), v, v)
+		return v
+	}, func() {
+		zero := ZMM()
+		VPXORD(zero, zero, zero)
+		for off := 0; off < roundUp(l.max, 64); off += 64 {
+			VMOVDQU64(zero, ksbuf.Offset(off))
+		}
+	})
+}
+
+// tagged finishes a kernel from its accumulator a: seal writes the tag;
+// open compares it with tag in constant time and, only if it is valid,
+// writes the plaintext of each piece of offs that lies (in part) within
+// the message, which plain computes (from the key stream it kept and the
+// ciphertext), or else runs clear, which must clear the key stream it
+// kept (with the known ciphertext it would be the plaintext).
+func tagged(name string, a acc, k key, open bool, offs []piece, plain func(piece) VecVirtual, clear func()) {
 	t0, t1 := a.tag(k)
 	tp := Mem{Base: Load(Param("tag"), GP64())}
 	if !open {
@@ -216,31 +215,51 @@ func kernel(name string, l layout, open bool) {
 	Store(ok, ReturnIndex(0))
 	TESTQ(t1, t1)
 	JNZ(LabelRef(name + "_bad"))
-	// n and dst again: their registers were the tag's meanwhile
-	n, dst = GP64(), GP64()
+	n, dst := GP64(), GP64()
 	Load(Param("src").Len(), n)
 	Load(Param("dst").Base(), dst)
 	for _, pc := range offs {
 		guarded(n, pc.off, func() {
 			km := byteMask(n, pc.off)
-			v := vecOf(pc.width)
-			VMOVDQU64(ksbuf.Offset(pc.off), v)
-			VPXORD(ctbuf.Offset(pc.off), v, v)
-			VMOVDQU8(v, km, Mem{Base: dst, Disp: pc.off})
+			VMOVDQU8(plain(pc), km, Mem{Base: dst, Disp: pc.off})
 		})
 	}
 	JMP(LabelRef(name + "_done"))
-	// A forgery: the key stream leaves the frame too (with the known
-	// ciphertext it would be the plaintext).
 	Label(name + "_bad")
-	zero := ZMM()
-	VPXORD(zero, zero, zero)
-	for off := 0; off < roundUp(l.max, 64); off += 64 {
-		VMOVDQU64(zero, ksbuf.Offset(off))
-	}
+	clear()
 	Label(name + "_done")
 	VZEROUPPER()
 	RET()
+}
+
+// doubleRounds emits the rounds loop: count (a frame word, rounds/2)
+// double rounds of the vector groups, with the scalar block's (if any)
+// beside them.
+func doubleRounds(name string, count Mem, groups []group, sc *scalarChaCha) {
+	Comment("The double rounds, the scalar block's beside the vector groups'.")
+	Label(name + "_rounds")
+	for _, diag := range []bool{false, true} {
+		var vec, realign []func()
+		for _, g := range groups {
+			round, re := g.half(diag)
+			vec = append(vec, round...)
+			realign = append(realign, re...)
+		}
+		var sca []func()
+		if sc != nil {
+			q := columns
+			if diag {
+				q = diagonals
+			}
+			sca = sc.half(q)
+		}
+		interleave(vec, sca)
+		for _, f := range realign {
+			f()
+		}
+	}
+	DECQ(count)
+	JNZ(LabelRef(name + "_rounds"))
 }
 
 func roundUp(n, m int) int { return (n + m - 1) / m * m }

@@ -7,7 +7,8 @@
 // Each kernel seals or opens a whole short message in one call: block 0
 // (the Poly1305 key) beside the message's key stream blocks, the XOR, and
 // Poly1305 over the additional data, the ciphertext and the lengths (or,
-// for secretbox, the ciphertext alone) in general registers, and the tag.
+// for secretbox, the ciphertext alone) in general registers, and the tag;
+// the 16-block kernels (kernel16) run Poly1305 in AVX-512 IFMA lanes.
 // See internal/aeadcore for the contract and docs/KERNELS.md for the
 // measurements behind the layouts.
 package main
@@ -34,6 +35,8 @@ func main() {
 		kernel(k.name+"Seal", k.l, false)
 		kernel(k.name+"Open", k.l, true)
 	}
+	kernel16("chachaPolyIFMAx16Seal", false)
+	kernel16("chachaPolyIFMAx16Open", true)
 	// Branches test counters (DECQ), lengths (TESTQ, CMPQ, ANDQ on the
 	// message's and the additional data's) and, once, the verdict of
 	// Open's tag comparison (TESTQ), which is public.

@@ -72,3 +72,24 @@ func JoinLow(dst, a, b reg.Register) { build.VPERM2I128(operand.U8(0x20), b, a, 
 
 // JoinHigh is the high-lane counterpart of [JoinLow].
 func JoinHigh(dst, a, b reg.Register) { build.VPERM2I128(operand.U8(0x31), b, a, dst) }
+
+// Transpose16 turns 16 registers of the 16-lane vertical layout (register
+// i = word i of blocks 0..15, AVX-512) into 16 registers each holding one
+// whole block, in block order. It takes one more register as scratch.
+func Transpose16(isa ISA, x []reg.Register) []reg.Register {
+	var groups [4][4]reg.Register
+	tmp := reg.Register(isa.Vec())
+	for g := range 4 {
+		groups[g], tmp = isa.Transpose4x4([4]reg.Register{x[4*g], x[4*g+1], x[4*g+2], x[4*g+3]}, tmp)
+	}
+	// groups[g][k] lane L = words 4g..4g+3 of block 4L+k.
+	blocks := make([]reg.Register, 16)
+	for k := range 4 {
+		var out [4]reg.Register
+		out, tmp = Transpose128x4([4]reg.Register{groups[0][k], groups[1][k], groups[2][k], groups[3][k]}, tmp)
+		for l := range 4 {
+			blocks[4*l+k] = out[l]
+		}
+	}
+	return blocks
+}

@@ -153,14 +153,14 @@ func vertical32Head(name string, sets int, head bool) {
 	if sets == 2 {
 		isa.Store(spill, x[1][15])
 	}
-	blocks := transpose16(isa, x[0])
+	blocks := arx.Transpose16(isa, x[0])
 	for b, v := range blocks {
 		a.XorBlock(isa, b, 0, v, false)
 	}
 	if sets == 2 {
 		x[1][15] = isa.Vec()
 		isa.Load(x[1][15], spill)
-		blocks := transpose16(isa, x[1])
+		blocks := arx.Transpose16(isa, x[1])
 		for b, v := range blocks {
 			a.XorBlock(isa, 16+b, 0, v, false)
 		}
@@ -179,7 +179,7 @@ func vertical32Head(name string, sets int, head bool) {
 	if sets == 1 {
 		Label(partial)
 		Comment("Fewer than 16 blocks left: store only those.")
-		blocks := transpose16(isa, x[0])
+		blocks := arx.Transpose16(isa, x[0])
 		for b, v := range blocks {
 			if b > 0 {
 				CMPQ(a.Blocks, U8(b))
@@ -201,25 +201,4 @@ func doubleHalf(isa arx.ISA, x [][]Register, half [4][4]int) {
 		qs = append(qs, pick(x[set], half[0], half[1], half[2], half[3])...)
 	}
 	quarterRounds(isa, qs, nil)
-}
-
-// transpose16 turns 16 ZMM registers of the vertical layout (register i =
-// word i of blocks 0..15) into 16 registers each holding one whole block, in
-// block order.
-func transpose16(isa arx.ISA, x []Register) []Register {
-	var groups [4][4]Register
-	tmp := Register(isa.Vec())
-	for g := range 4 {
-		groups[g], tmp = isa.Transpose4x4([4]Register{x[4*g], x[4*g+1], x[4*g+2], x[4*g+3]}, tmp)
-	}
-	// groups[g][k] lane L = words 4g..4g+3 of block 4L+k.
-	blocks := make([]Register, 16)
-	for k := range 4 {
-		var out [4]Register
-		out, tmp = arx.Transpose128x4([4]Register{groups[0][k], groups[1][k], groups[2][k], groups[3][k]}, tmp)
-		for l := range 4 {
-			blocks[4*l+k] = out[l]
-		}
-	}
-	return blocks
 }

@@ -8,6 +8,8 @@ import (
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
+
+	"github.com/spipe-dev/spipe/asmgen/ifma"
 )
 
 // ifmaAccs is the number of accumulators of 8 lanes (one block per lane)
@@ -31,7 +33,7 @@ const ifmaAccs = 2
 // or high 52 bits of the 104-bit product. Operands stay below 2^52: the
 // accumulator limbs below 2^45, 2^45, 2^43.4 (the first group: h plus a
 // block), later below 2^44.01, 2^44.01, 2^42.01; the powers' limbs below
-// 2^44.01 and their multiples of 20 below 2^48.4 (ifmaMul has the
+// 2^44.01 and their multiples of 20 below 2^48.4 (ifma.Mul has the
 // detailed bounds). In radix 2^44 with p = 2^130 - 5, a product at limb
 // position 132 is worth 20 at position 0, so
 //
@@ -41,9 +43,9 @@ const ifmaAccs = 2
 //
 // The high halves sit 52 bits up: the high half of column 0 lands at bit
 // 52 = 44 + 8 (column 1 shifted left 8), column 1's at column 2 shifted
-// left 8, and column 2's at bit 140, worth 5·2^10 at bit 0; ifmaMul adds
+// left 8, and column 2's at bit 140, worth 5·2^10 at bit 0; ifma.Mul adds
 // them with multiply-adds by those constants.
-func ifma() {
+func ifmaKernel() {
 	const accs = ifmaAccs
 	name := "polyIFMA"
 	// Not NOSPLIT: its frame (the parked powers and the stage) is larger
@@ -56,7 +58,7 @@ func ifma() {
 
 	hp := Mem{Base: Load(Param("h"), GP64())}
 	rp := Mem{Base: Load(Param("r"), GP64())}
-	k := newIFMAConsts()
+	k := ifma.NewConsts()
 	main, final := ifmaPowers(rp, k)
 	// The per-lane powers wait in the frame until the last group; the
 	// registers are needed for the loop.
@@ -119,13 +121,13 @@ func ifma() {
 		Label("ifma_direct")
 	}
 
-	mask44 := k.mask44
+	mask44 := k.Mask44
 
 	var r [5]Op
-	for i, v := range times20m(main, k) {
+	for i, v := range ifma.Times20(main, k) {
 		r[i] = v
 	}
-	hibit := ifmaConst(1 << 40) // 2^128 at limb 2 (bit 88)
+	hibit := ifma.Const(1 << 40) // 2^128 at limb 2 (bit 88)
 
 	// Masks of the first group, from the table ifmaMasks makes (an address
 	// that depends on z, a length).
@@ -133,7 +135,7 @@ func ifma() {
 	fm := make([]firstMasks, accs)
 	H := make([][3]VecVirtual, accs)
 	l := [3]GPVirtual{}
-	l[0], l[1], l[2] = loadH44(hp)
+	l[0], l[1], l[2] = ifma.LoadH44(hp)
 	{
 		tbl := GP64()
 		LEAQ(ifmaMasks(), tbl)
@@ -206,7 +208,7 @@ func ifma() {
 	JZ(LabelRef("ifma_last"))
 	load(false)
 	for a := range accs {
-		ifmaMul(H[a], L[a], G[a], r, k, true)
+		ifma.Mul(H[a], L[a], G[a], r, k, true)
 	}
 	JMP(LabelRef("ifma_loop"))
 
@@ -218,12 +220,12 @@ func ifma() {
 			VMOVDQU64(parked.Offset(64*(3*a+i)), b[i])
 		}
 		var p [5]Op
-		for i, v := range times20m(b, k) {
+		for i, v := range ifma.Times20(b, k) {
 			p[i] = v
 		}
 		// No carry step: the columns (below 2^55) of all 16 lanes sum
-		// to less than 2^59, which packH44 carries completely.
-		ifmaProducts(H[a], L[a], G[a], p, k, false)
+		// to less than 2^59, which ifma.PackH44 carries completely.
+		ifma.Products(H[a], L[a], G[a], p, k, false)
 	}
 	// Sum the accumulators, then the lanes.
 	for a := 1; a < accs; a++ {
@@ -231,21 +233,9 @@ func ifma() {
 			VPADDQ(L[a][i], L[0][i], L[0][i])
 		}
 	}
-	var out [3]GPVirtual
-	for i := range 3 {
-		z := L[0][i]
-		t := G[0][i]
-		VEXTRACTI64X4(U8(1), z, t.AsY())
-		VPADDQ(t.AsY(), z.AsY(), z.AsY())
-		VEXTRACTI32X4(U8(1), z.AsY(), t.AsX())
-		VPADDQ(t.AsX(), z.AsX(), z.AsX())
-		VPSHUFD(U8(0x4e), z.AsX(), t.AsX())
-		VPADDQ(t.AsX(), z.AsX(), z.AsX())
-		out[i] = GP64()
-		VMOVQ(z.AsX(), out[i])
-	}
+	out := ifma.HSum(L[0], G[0])
 	VZEROUPPER()
-	h0, h1, h2 := packH44(out[0], out[1], out[2])
+	h0, h1, h2 := ifma.PackH44(out[0], out[1], out[2])
 	tp := Load(Param("tail").Base(), GP64())
 	tn := Load(Param("tail").Len(), GP64())
 	SHRQ(U8(4), tn)
@@ -274,16 +264,16 @@ func ifma() {
 // only lane moves are blends and broadcasts of lane 0 (the kernel is bound
 // by its vector instructions: the final permutes this saves made 1 KiB
 // 3-4% faster).
-func ifmaPowers(rp Mem, k ifmaConsts) (main [3]VecVirtual, final [ifmaAccs][3]VecVirtual) {
+func ifmaPowers(rp Mem, k ifma.Consts) (main [3]VecVirtual, final [ifmaAccs][3]VecVirtual) {
 	type num = [3]VecVirtual
 	newNum := func() num { return num{ZMM(), ZMM(), ZMM()} }
-	l0, l1, l2 := loadR44(rp)
+	l0, l1, l2 := ifma.LoadR44(rp)
 	r1 := newNum()
 	VPBROADCASTQ(l0, r1[0])
 	VPBROADCASTQ(l1, r1[1])
 	VPBROADCASTQ(l2, r1[2])
 
-	ext := func(b [3]VecVirtual) [5]VecVirtual { return times20m(b, k) }
+	ext := func(b [3]VecVirtual) [5]VecVirtual { return ifma.Times20(b, k) }
 	mul := func(a num, bx [5]VecVirtual) num {
 		d := newNum()
 		for i := range 3 {
@@ -294,7 +284,7 @@ func ifmaPowers(rp Mem, k ifmaConsts) (main [3]VecVirtual, final [ifmaAccs][3]Ve
 		for i := range ops {
 			ops[i] = bx[i]
 		}
-		ifmaMul(d, lo, hi, ops, k, false)
+		ifma.Mul(d, lo, hi, ops, k, false)
 		return d
 	}
 	kmask := func(bits uint16) Op {
@@ -331,7 +321,7 @@ func ifmaPowers(rp Mem, k ifmaConsts) (main [3]VecVirtual, final [ifmaAccs][3]Ve
 	// for accumulator 1, times r^8 for accumulator 0. The doubling chain
 	// builds them in that order, each power in two neighbouring lanes
 	// until the last blend, so that no permute is needed afterwards.
-	r2 := ifmaSquare(r1, k)
+	r2 := ifma.Square(r1, k)
 	// q = [r^2, r^2, r, r, r^2, r^2, r, r]; m2 = q·r^2 (lanes 0-3: r^4,
 	// r^4, r^3, r^3)
 	q := blend(r1, map[uint16]num{0x33: r2})
@@ -344,165 +334,6 @@ func ifmaPowers(rp Mem, k ifmaConsts) (main [3]VecVirtual, final [ifmaAccs][3]Ve
 	final[0] = mul(final[1], ext(lane0(m3)))
 	main = lane0(final[0]) // r^16
 	return
-}
-
-// times20m returns the five multiplier vectors of the number with limbs b:
-// b0, b1, b2 and 20·b1, 20·b2, each multiple one multiply-add by 20 into a
-// zeroed register. That is one instruction where 16·b + 4·b took three
-// (the kernel is bound by its vector instructions), and its latency (4
-// cycles against 2) costs nothing in the chain of powers: a column needs
-// the multiple only for its second multiply-add, 4 cycles after the first.
-// Measured 1-6% faster per kernel call (256 B to 4 KiB, paired).
-func times20m(b [3]VecVirtual, k ifmaConsts) [5]VecVirtual {
-	s1, s2 := ZMM(), ZMM()
-	VPSUBQ(s1, s1, s1)
-	VPSUBQ(s2, s2, s2)
-	VPMADD52LUQ(k.k20, b[1], s1)
-	VPMADD52LUQ(k.k20, b[2], s2)
-	return [5]VecVirtual{b[0], b[1], b[2], s1, s2}
-}
-
-// ifmaConsts are the broadcast constants ifmaMul needs besides mask44.
-type ifmaConsts struct {
-	mask44, mask42       VecVirtual
-	k256, k5120, k5, k20 VecVirtual // multipliers applied with VPMADD52LUQ
-}
-
-func newIFMAConsts() ifmaConsts {
-	return ifmaConsts{
-		mask44: ifmaConst(1<<44 - 1), mask42: ifmaConst(1<<42 - 1),
-		k256: ifmaConst(1 << 8), k5120: ifmaConst(5 << 10), k5: ifmaConst(5),
-		k20: ifmaConst(20),
-	}
-}
-
-// ifmaConstValues are the quadwords of the table ifmaConst broadcasts
-// from: a broadcast from memory is a load alone, where one from a general
-// register also takes the shuffle port the vector code needs.
-var ifmaConstValues = []uint64{1<<44 - 1, 1<<42 - 1, 1 << 8, 5 << 10, 5, 20, 1 << 40}
-
-var ifmaConstTable *Mem
-
-// ifmaConst returns v (one of ifmaConstValues) in every lane of a ZMM.
-func ifmaConst(v uint64) VecVirtual {
-	if ifmaConstTable == nil {
-		m := GLOBL("polyIFMAConsts", attr.RODATA|attr.NOPTR)
-		for i, c := range ifmaConstValues {
-			DATA(8*i, U64(c))
-		}
-		ifmaConstTable = &m
-	}
-	for i, c := range ifmaConstValues {
-		if c == v {
-			z := ZMM()
-			VPBROADCASTQ(ifmaConstTable.Offset(8*i), z)
-			return z
-		}
-	}
-	panic(fmt.Sprintf("ifmaConst: %#x is not in ifmaConstValues", v))
-}
-
-// ifmaMul sets h = h·b (partially reduced; limbs below 2^44.01, 2^44.01,
-// 2^42.01 after) using lo and hi as product columns, or, with add, h =
-// h·b + lo, lo holding message limbs (below 2^44): they are the initial
-// value of the columns, which saves adding them to h beforehand. b holds
-// b0, b1, b2, 20·b1, 20·b2.
-//
-// Bounds (a = h on entry below 2^45, 2^45, 2^43.4; b limbs below 2^44.01,
-// 2^44.01, 2^42.01, so 20·b below 2^48.4): a column of high halves is
-// below 2^40.7 (column 2 below 2^37.7), so 256·hi0, 256·hi1 and 5120·hi2
-// stay below 2^52 and VPMADD52LUQ with a broadcast constant shifts and adds
-// them exactly; each column d stays below 2^55.
-func ifmaMul(h, lo, hi [3]VecVirtual, b [5]Op, k ifmaConsts, add bool) {
-	ifmaProducts(h, lo, hi, b, k, add)
-	ifmaCarry(h, lo, hi, k)
-}
-
-// ifmaCarry sets h from the columns d in lo (each below 2^55), using hi.
-func ifmaCarry(h, lo, hi [3]VecVirtual, k ifmaConsts) {
-	// One carry step for all three limbs at once (d < 2^55, so every
-	// carry is below 2^13):
-	//   h0 = d0 & mask44 + 5·(d2 >> 42), h1 = d1 & mask44 + d0 >> 44,
-	//   h2 = d2 & mask42 + d1 >> 44
-	VPSRLQ(U8(44), lo[0], hi[0])
-	VPSRLQ(U8(44), lo[1], hi[1])
-	VPSRLQ(U8(42), lo[2], hi[2])
-	VPANDQ(k.mask44, lo[0], h[0])
-	VPANDQ(k.mask44, lo[1], h[1])
-	VPANDQ(k.mask42, lo[2], h[2])
-	VPADDQ(hi[0], h[1], h[1])
-	VPADDQ(hi[1], h[2], h[2])
-	VPMADD52LUQ(k.k5, hi[2], h[0])
-}
-
-// ifmaProducts is ifmaMul without the carry step: it leaves the columns
-// d0, d1, d2 (each below 2^55) in lo.
-func ifmaProducts(h, lo, hi [3]VecVirtual, b [5]Op, k ifmaConsts, add bool) {
-	b0, b1, b2, s1, s2 := b[0], b[1], b[2], b[3], b[4]
-	ifmaColumns([3][][2]Op{
-		{{h[0], b0}, {h[1], s2}, {h[2], s1}},
-		{{h[0], b1}, {h[1], b0}, {h[2], s2}},
-		{{h[0], b2}, {h[1], b1}, {h[2], b0}},
-	}, lo, hi, k, add)
-}
-
-// ifmaColumns sums the products terms[i] into column i, low halves into
-// lo[i] and high halves into hi[i], and adds the high columns into the low
-// ones (ifmaFixups). With add, lo already holds values to add to (the next
-// message group); otherwise the columns start at zero.
-func ifmaColumns(terms [3][][2]Op, lo, hi [3]VecVirtual, k ifmaConsts, add bool) {
-	// VPSUBQ x, x, x is a zero idiom both for the CPU and for avo's
-	// liveness analysis (VPXORQ is not, to avo, and would keep the column
-	// registers live from the function entry).
-	for i := range 3 {
-		if !add {
-			VPSUBQ(lo[i], lo[i], lo[i])
-		}
-		VPSUBQ(hi[i], hi[i], hi[i])
-	}
-	// Interleave the columns so that consecutive multiply-adds go to
-	// different destinations (each one waits for its destination).
-	for j := range terms[0] {
-		for i := range 3 {
-			VPMADD52LUQ(terms[i][j][1], terms[i][j][0], lo[i])
-			VPMADD52HUQ(terms[i][j][1], terms[i][j][0], hi[i])
-		}
-	}
-	ifmaFixups(lo, hi, k)
-}
-
-// ifmaFixups adds the columns of high halves into the columns of low
-// halves: d0 = lo0 + 5·2^10·hi2, d1 = lo1 + 2^8·hi0, d2 = lo2 + 2^8·hi1.
-func ifmaFixups(lo, hi [3]VecVirtual, k ifmaConsts) {
-	VPMADD52LUQ(k.k256, hi[0], lo[1])
-	VPMADD52LUQ(k.k256, hi[1], lo[2])
-	VPMADD52LUQ(k.k5120, hi[2], lo[0])
-}
-
-// ifmaSquare returns a·a for a = r (limbs below 2^44, 2^44, 2^36), with
-// the doubled cross products of a square: two products per column instead
-// of three, 12 multiply-adds instead of 18 and a column 4 cycles shorter,
-// for the first step of the chain of powers:
-//
-//	d0 = a0·a0 + a1·40a2, d1 = a0·2a1 + a2·20a2, d2 = a0·2a2 + a1·a1
-func ifmaSquare(a [3]VecVirtual, k ifmaConsts) [3]VecVirtual {
-	a1x2, a2x2, a2x20, a2x40 := ZMM(), ZMM(), ZMM(), ZMM()
-	VPADDQ(a[1], a[1], a1x2)
-	VPADDQ(a[2], a[2], a2x2)
-	VPSUBQ(a2x20, a2x20, a2x20)
-	VPMADD52LUQ(k.k20, a[2], a2x20)
-	VPADDQ(a2x20, a2x20, a2x40)
-	var lo, hi, d [3]VecVirtual
-	for i := range 3 {
-		lo[i], hi[i], d[i] = ZMM(), ZMM(), ZMM()
-	}
-	ifmaColumns([3][][2]Op{
-		{{a[0], a[0]}, {a[1], a2x40}},
-		{{a[0], a1x2}, {a[2], a2x20}},
-		{{a[0], a2x2}, {a[1], a[1]}},
-	}, lo, hi, k, false)
-	ifmaCarry(d, lo, hi, k)
-	return d
 }
 
 // ifmaMasks returns the table of the first group's masks, 16 bytes per

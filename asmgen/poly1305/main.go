@@ -24,7 +24,7 @@ func main() {
 
 	scalar()
 	avx2()
-	ifma()
+	ifmaKernel()
 
 	// Every conditional branch tests a counter right after the DECQ or
 	// TESTQ that sets the flags from it (or a flag made from lengths and

@@ -80,3 +80,14 @@ func secretboxAVX512x7Seal(s *[16]uint32, rounds int, dst []byte, src []byte, ta
 //
 //go:noescape
 func secretboxAVX512x7Open(s *[16]uint32, rounds int, dst []byte, src []byte, tag *[16]byte) bool
+
+// chachaPolyIFMAx16Seal seals ChaCha-Poly1305 (RFC 8439) messages of 241 to 1024 bytes.
+//
+//go:noescape
+func chachaPolyIFMAx16Seal(s *[16]uint32, rounds int, dst []byte, src []byte, ad []byte, tag *[16]byte)
+
+// chachaPolyIFMAx16Open opens ChaCha-Poly1305 (RFC 8439) messages of 241 to 1024 bytes: it reports
+// whether tag is theirs and, only if it is, writes the plaintext to dst.
+//
+//go:noescape
+func chachaPolyIFMAx16Open(s *[16]uint32, rounds int, dst []byte, src []byte, ad []byte, tag *[16]byte) bool

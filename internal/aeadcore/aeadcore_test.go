@@ -12,6 +12,7 @@ import (
 	"github.com/spipe-dev/spipe/internal/chachacore"
 	"github.com/spipe-dev/spipe/internal/salsacore"
 	"github.com/spipe-dev/spipe/internal/testutil"
+	"github.com/spipe-dev/spipe/internal/testutil/kerneltest"
 )
 
 var roundCounts = []int{20, 12, 8}
@@ -38,6 +39,10 @@ func TestChaChaMatchesReference(t *testing.T) {
 					ct := at(r, n, r.IntN(64))
 					var tag [16]byte
 					st := s
+					if !takesChaCha(n) {
+						assertHandedBack(t, &s, rounds, ct, pt, ad, &tag)
+						continue
+					}
 					require.True(t, SealChaCha(&st, rounds, ct, pt, ad, &tag))
 					require.Equal(t, s, st, "the state is read only")
 					if !assertBytes(t, wantCT, ct, "seal r%d ad %d n %d", rounds, adLen, n) ||
@@ -73,6 +78,9 @@ func TestChaChaMatchesXCrypto(t *testing.T) {
 				var s chachacore.State
 				chachacore.Init(&s, key, nonce)
 				got := make([]byte, n+16)
+				if !takesChaCha(n) {
+					continue
+				}
 				require.True(t, SealChaCha(&s, 20, got[:n], pt, ad, (*[16]byte)(got[n:])))
 				if !assert.Equal(t, want, got, "ad %d n %d", adLen, n) {
 					return
@@ -145,9 +153,9 @@ func TestSecretboxMatchesXCrypto(t *testing.T) {
 func TestInPlace(t *testing.T) {
 	r := testutil.Rand(t)
 	withKernels(t, func(t *testing.T) {
-		for _, n := range []int{0, 1, 63, 64, 65, 191, 192, 193, 255, 256, 479, 480} {
+		for _, n := range []int{0, 1, 63, 64, 65, 191, 192, 193, 255, 256, 449, 479, 480, 511, 512, 1000, 1024} {
 			pt := testutil.Bytes(r, n)
-			if n <= MaxChaCha {
+			if takesChaCha(n) {
 				s, ad := chachaState(r), testutil.Bytes(r, 13)
 				want, wantTag := reference{20}.chacha(t, s, pt, ad)
 				buf := bytes.Clone(pt)
@@ -158,6 +166,9 @@ func TestInPlace(t *testing.T) {
 				ok, _ := OpenChaCha(&s, 20, buf, buf, ad, &tag)
 				assert.True(t, ok)
 				assertBytes(t, pt, buf, "open in place, n %d", n)
+			}
+			if n > MaxSecretbox {
+				continue
 			}
 			s := salsaState(r)
 			want, wantTag := reference{20}.secretbox(t, s, pt)
@@ -179,14 +190,14 @@ func TestInPlace(t *testing.T) {
 func TestForgeriesWriteNothing(t *testing.T) {
 	r := testutil.Rand(t)
 	withKernels(t, func(t *testing.T) {
-		for _, n := range []int{0, 1, 17, 64, 100, 192, 256} {
+		for _, n := range []int{0, 1, 17, 64, 100, 192, 256, 449, 700, 1024} {
 			s := chachaState(r)
 			pt, ad := testutil.Bytes(r, n), testutil.Bytes(r, 20)
 			ct, tag := reference{20}.chacha(t, s, pt, ad)
 			try := func(what string, ct, ad []byte, tag [16]byte) {
 				dst := bytes.Repeat([]byte{0xa5}, n+64)
 				ok, handled := OpenChaCha(&s, 20, dst[:n], ct, ad, &tag)
-				require.True(t, handled)
+				require.Equal(t, takesChaCha(n), handled, "n %d", n)
 				assert.False(t, ok, "%s, n %d", what, n)
 				assert.Equal(t, bytes.Repeat([]byte{0xa5}, n+64), dst, "%s wrote to dst, n %d", what, n)
 			}
@@ -205,6 +216,9 @@ func TestForgeriesWriteNothing(t *testing.T) {
 			try("additional data", ct, a, tag)
 			try("additional data cut", ct, ad[:len(ad)-1], tag)
 
+			if n > MaxSecretbox {
+				continue
+			}
 			sb := salsaState(r)
 			bct, btag := reference{20}.secretbox(t, sb, pt)
 			for i := range 16 {
@@ -225,7 +239,7 @@ func TestTooLongIsHandedBack(t *testing.T) {
 	r := testutil.Rand(t)
 	var tag [16]byte
 	s := chachaState(r)
-	buf := make([]byte, MaxSecretbox+1)
+	buf := make([]byte, max(MaxChaCha, MaxSecretbox)+1)
 	assert.False(t, SealChaCha(&s, 20, buf, buf[:MaxChaCha+1], nil, &tag))
 	_, handled := OpenChaCha(&s, 20, buf, buf[:MaxChaCha+1], nil, &tag)
 	assert.False(t, handled)
@@ -233,8 +247,33 @@ func TestTooLongIsHandedBack(t *testing.T) {
 	assert.False(t, SealSecretbox(&s, 20, buf, buf[:MaxSecretbox+1], &tag))
 	_, handled = OpenSecretbox(&s, 20, buf, buf[:MaxSecretbox+1], &tag)
 	assert.False(t, handled)
-	assert.Equal(t, make([]byte, MaxSecretbox+1), buf)
+	assert.Equal(t, make([]byte, len(buf)), buf)
 	assert.Equal(t, [16]byte{}, tag)
+}
+
+// TestGapIsHandedBack: the lengths between the avx512 tier's kernels and
+// the 16-block one are the caller's on every tier, untouched.
+func TestGapIsHandedBack(t *testing.T) {
+	r := testutil.Rand(t)
+	kerneltest.ForEach(t, sw, func(t *testing.T) {
+		for _, n := range []int{257, 300, 447, 448} {
+			s := chachaState(r)
+			var tag [16]byte
+			assertHandedBack(t, &s, 20, make([]byte, n), testutil.Bytes(r, n), testutil.Bytes(r, 13), &tag)
+		}
+	})
+}
+
+// assertHandedBack: neither Seal nor Open takes the message, and neither
+// writes to dst or tag.
+func assertHandedBack(t *testing.T, s *[16]uint32, rounds int, dst, src, ad []byte, tag *[16]byte) {
+	t.Helper()
+	d, g := bytes.Clone(dst), *tag
+	assert.False(t, SealChaCha(s, rounds, dst, src, ad, tag), "seal n %d", len(src))
+	_, handled := OpenChaCha(s, rounds, dst, src, ad, tag)
+	assert.False(t, handled, "open n %d", len(src))
+	assert.Equal(t, d, dst, "n %d", len(src))
+	assert.Equal(t, g, *tag, "n %d", len(src))
 }
 
 // TestGenericHandlesNothing: with the kernels off every message is the
@@ -258,15 +297,17 @@ func TestGenericHandlesNothing(t *testing.T) {
 // stack.
 func TestNoAllocations(t *testing.T) {
 	withKernels(t, func(t *testing.T) {
-		buf := make([]byte, 300)
+		buf := make([]byte, MaxChaCha)
 		ad := make([]byte, 13)
 		allocs := testing.AllocsPerRun(100, func() {
 			var s [16]uint32
 			var tag [16]byte
 			SealChaCha(&s, 20, buf[:200], buf[:200], ad, &tag)
 			OpenChaCha(&s, 20, buf[:200], buf[:200], ad, &tag)
-			SealSecretbox(&s, 20, buf, buf, &tag)
-			OpenSecretbox(&s, 20, buf, buf, &tag)
+			SealChaCha(&s, 20, buf, buf, ad, &tag)
+			OpenChaCha(&s, 20, buf, buf, ad, &tag)
+			SealSecretbox(&s, 20, buf[:300], buf[:300], &tag)
+			OpenSecretbox(&s, 20, buf[:300], buf[:300], &tag)
 		})
 		assert.Zero(t, allocs)
 	})

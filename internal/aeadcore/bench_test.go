@@ -14,7 +14,7 @@ import (
 func BenchmarkKernels(b *testing.B) {
 	var s [16]uint32
 	var tag [16]byte
-	buf := make([]byte, MaxSecretbox)
+	buf := make([]byte, max(MaxChaCha, MaxSecretbox))
 	ad := make([]byte, 13)
 	run := func(name string, size int, op func(msg []byte)) {
 		b.Run(fmt.Sprintf("%s/%dB", name, size), func(b *testing.B) {
@@ -26,11 +26,13 @@ func BenchmarkKernels(b *testing.B) {
 			cpu.Report(size)
 		})
 	}
-	for _, size := range []int{64, 128, 192, 256, 288, 480} {
-		if size <= MaxChaCha {
+	for _, size := range []int{64, 128, 192, 256, 288, 480, 512, 1024} {
+		if size <= 256 || size >= 480 {
 			run("ChaChaSeal", size, func(m []byte) { SealChaCha(&s, 20, m, m, ad, &tag) })
 			run("ChaChaOpen", size, func(m []byte) { OpenChaCha(&s, 20, m, m, ad, &tag) })
 		}
-		run("SecretboxSeal", size, func(m []byte) { SealSecretbox(&s, 20, m, m, &tag) })
+		if size <= MaxSecretbox {
+			run("SecretboxSeal", size, func(m []byte) { SealSecretbox(&s, 20, m, m, &tag) })
+		}
 	}
 }

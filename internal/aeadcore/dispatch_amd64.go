@@ -8,22 +8,50 @@ import (
 	"github.com/spipe-dev/spipe/internal/impl"
 )
 
-// avx512Kernel is the one kernel tier. Its gate covers the kernels'
-// "Requires:" lines in aead_amd64.s: AVX-512 F, VL and BW (byte masks),
-// BMI2 (BZHI, MULX, SHLX); x/sys/cpu reports AVX-512 only when the OS
-// saves its registers.
-const avx512Kernel impl.ID = impl.Generic + 1
+// The kernel tiers. avx512's gate covers the "Requires:" lines of the
+// chachaPolyAVX512 and secretboxAVX512 kernels in aead_amd64.s: AVX-512 F,
+// VL and BW (byte masks), BMI2 (BZHI, MULX, SHLX); x/sys/cpu reports
+// AVX-512 only when the OS saves its registers. avx512ifma has those
+// kernels and the chachaPolyIFMA ones, whose Poly1305 runs in vector lanes
+// (AVX-512 IFMA, and VBMI2 for VPSHRDQ).
+const (
+	avx512Kernel impl.ID = impl.Generic + 1 + iota
+	ifmaKernel
+)
 
-var hasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512BW &&
-	cpu.X86.HasBMI2 && cpu.X86.HasAVX && cpu.X86.HasAVX2
+var (
+	hasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512BW &&
+		cpu.X86.HasBMI2 && cpu.X86.HasAVX && cpu.X86.HasAVX2
+	hasIFMA = hasAVX512 && cpu.X86.HasAVX512IFMA && cpu.X86.HasAVX512VBMI2
+)
 
-func init() { kernels.Register(avx512Kernel, "avx512", hasAVX512) }
+func init() {
+	kernels.Register(avx512Kernel, "avx512", hasAVX512)
+	kernels.Register(ifmaKernel, "avx512ifma", hasIFMA)
+}
+
+// handlesChaCha reports whether the kernel tier k takes a ChaCha-Poly1305
+// message of n bytes: avx512 up to 256, avx512ifma also from 449 to
+// MaxChaCha. Between them pkg/aead's own path (one key stream call for
+// block 0 and 7 message blocks, then Poly1305) measured faster than the
+// 16-block kernel, which computes all 16 blocks whatever the length (see
+// docs/KERNELS.md).
+func handlesChaCha(k impl.ID, n int) bool {
+	switch {
+	case k == impl.Generic:
+		return false
+	case n <= 256:
+		return true
+	default:
+		return k == ifmaKernel && n > 448
+	}
+}
 
 // sealChaCha picks the kernel by length (each takes any length up to its
 // limit). Direct calls, not function values, so that the caller's state
 // and buffers stay on its stack (see package impl).
 func sealChaCha(s *[16]uint32, rounds int, dst, src, ad []byte, tag *[16]byte) bool {
-	if kernels.Active() != avx512Kernel {
+	if !handlesChaCha(kernels.Active(), len(src)) {
 		return false
 	}
 	switch n := len(src); {
@@ -31,14 +59,16 @@ func sealChaCha(s *[16]uint32, rounds int, dst, src, ad []byte, tag *[16]byte) b
 		chachaPolyAVX512x1Seal(s, rounds, dst, src, ad, tag)
 	case n <= 192:
 		chachaPolyAVX512x3Seal(s, rounds, dst, src, ad, tag)
-	default:
+	case n <= 256:
 		chachaPolyAVX512x4Seal(s, rounds, dst, src, ad, tag)
+	default:
+		chachaPolyIFMAx16Seal(s, rounds, dst, src, ad, tag)
 	}
 	return true
 }
 
 func openChaCha(s *[16]uint32, rounds int, dst, src, ad []byte, tag *[16]byte) (ok, handled bool) {
-	if kernels.Active() != avx512Kernel {
+	if !handlesChaCha(kernels.Active(), len(src)) {
 		return false, false
 	}
 	switch n := len(src); {
@@ -46,13 +76,15 @@ func openChaCha(s *[16]uint32, rounds int, dst, src, ad []byte, tag *[16]byte) (
 		return chachaPolyAVX512x1Open(s, rounds, dst, src, ad, tag), true
 	case n <= 192:
 		return chachaPolyAVX512x3Open(s, rounds, dst, src, ad, tag), true
-	default:
+	case n <= 256:
 		return chachaPolyAVX512x4Open(s, rounds, dst, src, ad, tag), true
+	default:
+		return chachaPolyIFMAx16Open(s, rounds, dst, src, ad, tag), true
 	}
 }
 
 func sealSecretbox(s *[16]uint32, rounds int, dst, src []byte, tag *[16]byte) bool {
-	if kernels.Active() != avx512Kernel {
+	if kernels.Active() == impl.Generic {
 		return false
 	}
 	switch n := len(src); {
@@ -69,7 +101,7 @@ func sealSecretbox(s *[16]uint32, rounds int, dst, src []byte, tag *[16]byte) bo
 }
 
 func openSecretbox(s *[16]uint32, rounds int, dst, src []byte, tag *[16]byte) (ok, handled bool) {
-	if kernels.Active() != avx512Kernel {
+	if kernels.Active() == impl.Generic {
 		return false, false
 	}
 	switch n := len(src); {

@@ -21,8 +21,11 @@ func TestDispatch(t *testing.T) {
 	x := cpu.X86
 	if x.HasAVX512F && x.HasAVX512VL && x.HasAVX512BW && x.HasBMI2 && x.HasAVX2 {
 		want = "avx512"
+		if x.HasAVX512IFMA && x.HasAVX512VBMI2 {
+			want = "avx512ifma"
+		}
 	}
-	if e := os.Getenv("SPIPE_EXPECT_KERNEL"); e != "" && e != "avx512" {
+	if e := os.Getenv("SPIPE_EXPECT_KERNEL"); e != "" && e != "avx512" && e != "avx512ifma" {
 		assert.Equal(t, "generic", want, "SPIPE_EXPECT_KERNEL=%s", e)
 	}
 	assert.Equal(t, want, Kernel())
@@ -36,5 +39,6 @@ func TestGatesCoverRequiredFeatures(t *testing.T) {
 	kerneltest.GatesCoverRequiredFeatures(t, "aead_amd64.s", map[string][]string{
 		"chachaPolyAVX512": gate,
 		"secretboxAVX512":  gate,
-	}, 14)
+		"chachaPolyIFMA":   append(gate, "AVX512IFMA", "AVX512VBMI2"),
+	}, 16)
 }

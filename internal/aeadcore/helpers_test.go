@@ -28,6 +28,20 @@ func withKernels(t *testing.T, f func(t *testing.T)) {
 	})
 }
 
+// takesChaCha restates which ChaCha-Poly1305 message lengths the active
+// kernel tier takes (dispatch_amd64.go): avx512 up to 256 bytes,
+// avx512ifma also 449 to MaxChaCha; the tests hold dispatch to it, so a
+// length quietly handed back fails as much as a wrong ciphertext.
+func takesChaCha(n int) bool {
+	switch Kernel() {
+	case "avx512":
+		return n <= 256
+	case "avx512ifma":
+		return n <= 256 || n > 448 && n <= MaxChaCha
+	}
+	return false
+}
+
 // reference computes both constructions the long way, on the cores'
 // generic code: the key stream block by block, Poly1305 over the MAC
 // input built by hand. It is what the kernels are held to at every round

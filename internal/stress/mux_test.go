@@ -44,6 +44,11 @@ func TestMuxFaults(t *testing.T) {
 			t.Run(fmt.Sprintf("%s %s", tc.name, dir), func(t *testing.T) {
 				f := tc.fault
 				f.Dir = dir
+				// The last case's carriers end at the listener once their
+				// streams have: their failures are counted before this
+				// case's figures are taken, or they would be this case's.
+				require.Eventually(t, func() bool { return listen.Metric(t, `spipe_carriers_open{mode="listen"}`) == 0 },
+					20*time.Second, 20*time.Millisecond, "the last case's carriers are still open at the listener")
 				listenCarrierFailures := carrierFailureCount(t, listen, nil)
 				listenFailuresOfCase := carrierFailureCount(t, listen, tc.reasons)
 				results, connect, proxy := echoesThroughFault(t, listen.Addr, 0, f, func(addr string) *pipetest.Service {

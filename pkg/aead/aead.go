@@ -26,11 +26,12 @@
 // returns [ErrOpen] and leaves dst, up to its capacity, exactly as it was
 // (opening in place, the ciphertext is left intact). Only a valid tag
 // lets plaintext out. (On AVX-512, the ChaCha suites' Open of 1 KiB and
-// more, when the message's last group of 32 blocks has 16 or more, decrypts
-// its first 1 KiB into a buffer on its own stack while it computes the key
-// of the tag, and clears that buffer on failure; and an Open of up to 256
-// bytes (480 for a secretbox) keeps the message's key stream in its
-// kernel's frame until the tag is checked, and clears it on failure.)
+// more (more than 1 KiB with AVX-512 IFMA), when the message's last group
+// of 32 blocks has 16 or more, decrypts its first 1 KiB into a buffer on
+// its own stack while it computes the key of the tag, and clears that
+// buffer on failure; and an Open that one kernel call does whole (below)
+// keeps the message's key stream in its kernel's frame until the tag is
+// checked, and clears it on failure.)
 //
 // Every cipher.AEAD here keeps the interface's whole contract: additional
 // data of any length, appending to dst, and in-place operation with
@@ -44,7 +45,9 @@
 // Seal and Open allocate nothing when dst has room for the result. A value
 // holds only its key, so one may be used from any number of goroutines at
 // once. On CPUs with AVX-512, a message of up to 256 bytes (480 for a
-// secretbox) is sealed or opened in one kernel call, Poly1305 included.
+// secretbox) is sealed or opened in one kernel call, Poly1305 included,
+// and with AVX-512 IFMA and VBMI2 so is a ChaCha suite's message of 449
+// bytes to 1 KiB.
 // Seal encrypts a large message in 32 KiB chunks, each authenticated while
 // it is still in cache.
 //

@@ -3,6 +3,7 @@ package mux
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"sync"
 	"time"
@@ -231,10 +232,34 @@ func (s *Session) acquire(dl <-chan struct{}) error {
 
 func (s *Session) release() { <-s.wtok }
 
-// writeFailed ends the session after a write to the carrier failed.
+// writeFailed ends the session after a write to the carrier failed. A
+// write that failed because this process closed the socket is seldom the
+// cause: the session's end closed it, or the record layer did on a frame
+// that failed (spipe.Conn closes the socket then), and the read loop,
+// which the close wakes, ends the session with that frame's error. So
+// that error gets closedWriteGrace to come first; were the write's to
+// win, a tampered carrier would be reported as "use of closed network
+// connection".
 func (s *Session) writeFailed(err error) {
 	if s.closing.Load() {
 		err = nil
 	}
-	go s.end(err)
+	if err == nil || !errors.Is(err, net.ErrClosed) {
+		go s.end(err)
+		return
+	}
+	go func() {
+		t := time.NewTimer(closedWriteGrace)
+		defer t.Stop()
+		select {
+		case <-s.done:
+		case <-t.C:
+			s.end(err)
+		}
+	}()
 }
+
+// closedWriteGrace is how long a session whose write found its socket
+// closed by this process waits for the read loop to end it with the
+// cause, before it ends with the write's error.
+const closedWriteGrace = time.Second

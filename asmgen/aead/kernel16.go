@@ -1,0 +1,175 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+
+	"github.com/spipe-dev/spipe/asmgen/ifma"
+)
+
+// Message lengths of the 16-block kernels: the longest, and the shortest
+// the lanes' Poly1305 takes (one full group of 16 blocks before the last:
+// the ciphertext's blocks and the length block make at least 17).
+const (
+	max16 = 1024
+	min16 = 241
+)
+
+// kernel16 emits a seal or an open of ChaCha-Poly1305 messages of min16 to
+// max16 bytes: message blocks 1-16 in a vertical ZMM group, block 0 in
+// general registers beside its rounds, and Poly1305 in vector lanes (AVX-512
+// IFMA) over a frame copy of the MAC input after the additional data (the
+// ciphertext, zero-padded, then the lengths); the additional data goes
+// through general registers while the group's key stream waits, and the
+// powers of r are computed in vector registers once the rounds are done.
+func kernel16(name string, open bool) {
+	sig := aeadSignature
+	if open {
+		sig += " bool"
+	}
+	TEXT(name, 0, sig)
+	Pragma("noescape")
+	if open {
+		Doc(fmt.Sprintf("%s opens ChaCha-Poly1305 (RFC 8439) messages of %d to %d bytes: it reports", name, min16, max16),
+			"whether tag is theirs and, only if it is, writes the plaintext to dst.")
+	} else {
+		Doc(fmt.Sprintf("%s seals ChaCha-Poly1305 (RFC 8439) messages of %d to %d bytes.", name, min16, max16))
+	}
+
+	// The MAC input after the additional data: the ciphertext, zero-padded
+	// to whole 16-byte blocks, then the length block, in groups of 256
+	// bytes; the last group may reach 256 bytes past the ciphertext's
+	// max16. Open keeps the key stream until the tag is checked.
+	var lay layout64
+	ctOff := lay.take(max16 + 256)
+	ksOff := -1
+	if open {
+		ksOff = lay.take(max16)
+	}
+	t := newPowerTable(&lay)
+	f := newFrame64(lay.next)
+	count := AllocLocal(8)
+	pre := AllocLocal(24)
+
+	{
+		b := f.base()
+		if open {
+			Comment("The ciphertext to the frame, zero past its end.")
+			src, n := GP64(), GP64()
+			Load(Param("src").Base(), src)
+			Load(Param("src").Len(), n)
+			for off := 0; off < max16; off += 64 {
+				guarded(n, off, func() {
+					km := byteMask(n, off)
+					v := ZMM()
+					VMOVDQU8_Z(Mem{Base: src, Disp: off}, km, v)
+					VMOVDQU64(v, b.Offset(ctOff+off))
+				})
+			}
+		}
+		t.zeroTail(b)
+	}
+
+	sp := Mem{Base: Load(Param("s"), GP64())}
+	sc := newScalarChaCha(sp)
+	g := newChaChaVertical(sp, 1)
+	l := newLanes(t)
+	{
+		r := Load(Param("rounds"), GP64())
+		SHRQ(U8(1), r)
+		MOVQ(r, count)
+	}
+	sc.load()
+	doubleRounds(name, count, []group{g}, sc)
+	k := newKey(sc.key())
+
+	Comment("The additional data.")
+	{
+		a := newAcc()
+		adp, adn := GP64(), GP64()
+		Load(Param("ad").Base(), adp)
+		Load(Param("ad").Len(), adn)
+		a.padded(k, adp, adn, name+"_ad")
+		l0, l1, l2 := ifma.SplitH44(a.h0, a.h1, a.h2)
+		MOVQ(l0, pre)
+		MOVQ(l1, pre.Offset(8))
+		MOVQ(l2, pre.Offset(16))
+	}
+
+	Comment("Key stream out (seal: XORed, to dst and the frame; open: kept).")
+	g.feedForward()
+	{
+		b := f.base()
+		g.pieces(func(pc piece) {
+			if open {
+				VMOVDQU64(pc.v, b.Offset(ksOff+pc.off))
+				return
+			}
+			n := GP64()
+			Load(Param("src").Len(), n)
+			guarded(n, pc.off, func() {
+				src, dst := GP64(), GP64()
+				Load(Param("src").Base(), src)
+				Load(Param("dst").Base(), dst)
+				km := byteMask(n, pc.off)
+				tv := ZMM()
+				VMOVDQU8_Z(Mem{Base: src, Disp: pc.off}, km, tv)
+				VMOVDQU8_Z(pc.v, km, pc.v)
+				VPXORD(tv, pc.v, pc.v)
+				VMOVDQU8(pc.v, km, Mem{Base: dst, Disp: pc.off})
+				VMOVDQU64(pc.v, b.Offset(ctOff+pc.off))
+			})
+		})
+		Comment("The length block after the zero-padded ciphertext.")
+		at, v := GP64(), GP64()
+		Load(Param("src").Len(), at)
+		ADDQ(U8(15), at)
+		ANDQ(I8(-16), at)
+		ADDQ(b.Base, at)
+		Load(Param("ad").Len(), v)
+		MOVQ(v, Mem{Base: at, Disp: ctOff})
+		Load(Param("src").Len(), v)
+		MOVQ(v, Mem{Base: at, Disp: ctOff + 8})
+	}
+
+	Comment("Poly1305 over the ciphertext and the lengths, in vector lanes.")
+	t.fill(f, k, l.k)
+	full, kLast, n := GP64(), GP64(), GP64()
+	{
+		// blocks k = (n+15)/16 + 1; full = (k-1)/16; kLast = k - 16·full
+		Load(Param("src").Len(), kLast)
+		ADDQ(U8(15), kLast)
+		SHRQ(U8(4), kLast)
+		MOVQ(kLast, full)
+		SHRQ(U8(4), full)
+		INCQ(kLast)
+		MOVQ(full, n)
+		SHLQ(U8(4), n)
+		SUBQ(n, kLast)
+	}
+	h0, h1, h2 := l.macLanes(name, f, ctOff, pre, full, kLast, 4)
+	var offs []piece
+	for off := 0; off < max16; off += 64 {
+		offs = append(offs, piece{nil, off, 64})
+	}
+	var b Mem
+	if open {
+		b = f.base()
+	}
+	tagged(name, acc{h0, h1, h2}, k, open, offs, func(pc piece) VecVirtual {
+		v := ZMM()
+		VMOVDQU64(b.Offset(ksOff+pc.off), v)
+		VPXORD(b.Offset(ctOff+pc.off), v, v)
+		return v
+	}, func() {
+		b := f.base()
+		zero := ZMM()
+		VPXORD(zero, zero, zero)
+		for off := 0; off < max16; off += 64 {
+			VMOVDQU64(zero, b.Offset(ksOff+off))
+		}
+	})
+}
