@@ -356,9 +356,11 @@ func (p *carrierPool) broadcast() {
 }
 
 // open opens a stream on the live carrier carrying the fewest, waiting
-// (within ctx) while none is up or all are full. The stream gives its
-// place back when closed.
-func (p *carrierPool) open(ctx context.Context) (Conn, *Session, error) {
+// (within ctx, and at most timeout) while none is up or all are full. The
+// stream gives its place back when closed. Opening on a carrier with room,
+// the usual case, neither waits nor starts a timer.
+func (p *carrierPool) open(ctx context.Context, timeout time.Duration) (Conn, *Session, error) {
+	waiting := false
 	for {
 		p.mu.Lock()
 		var best *pooled
@@ -375,6 +377,12 @@ func (p *carrierPool) open(ctx context.Context) (Conn, *Session, error) {
 				p.wanted = make(chan struct{})
 			}
 			p.mu.Unlock()
+			if !waiting {
+				waiting = true
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, timeout)
+				defer cancel()
+			}
 			select {
 			case <-changed:
 				continue

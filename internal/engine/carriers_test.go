@@ -99,22 +99,20 @@ func TestCarrierPool(t *testing.T) {
 	a, b := nextCarrier(t, opened), nextCarrier(t, opened)
 	require.Eventually(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return len(p.live) == 2 }, 5*time.Second, time.Millisecond)
 
-	s1, _, err := p.open(context.Background())
+	s1, _, err := p.open(context.Background(), time.Hour)
 	require.NoError(t, err)
-	s2, _, err := p.open(context.Background())
+	s2, _, err := p.open(context.Background(), time.Hour)
 	require.NoError(t, err)
 	assert.Equal(t, int32(1), a.opened.Load(), "one stream on each carrier")
 	assert.Equal(t, int32(1), b.opened.Load())
 
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	_, _, err = p.open(ctx)
-	cancel()
+	_, _, err = p.open(context.Background(), 50*time.Millisecond)
 	assert.ErrorIs(t, err, errNoCarrier, "every carrier full: the connection waited, then failed")
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 
 	got := make(chan error, 1)
 	go func() {
-		_, _, err := p.open(context.Background())
+		_, _, err := p.open(context.Background(), time.Hour)
 		got <- err
 	}()
 	s1.Close() // room on one carrier
@@ -128,9 +126,7 @@ func TestCarrierPool(t *testing.T) {
 	// replaced; the connection opens on a successor.
 	b.exhausted.Store(true)
 	c.exhausted.Store(true)
-	ctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	s, _, err := p.open(ctx)
+	s, _, err := p.open(context.Background(), 5*time.Second)
 	require.NoError(t, err, "a stream opens on a successor")
 	s.Close()
 	d := nextCarrier(t, opened)

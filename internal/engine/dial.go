@@ -33,9 +33,13 @@ type TargetDialer struct {
 // Dial connects to the target; the host name is resolved on every call,
 // so a target that moves is followed without a restart. The context bounds
 // the resolution and the connect. from is the connection being forwarded
-// (its addresses go in the PROXY header).
+// (its addresses go in the PROXY header). A TCP connection has
+// TCP_NODELAY (Go sets it on every one; the pipe relies on it: each frame
+// leaves as soon as it is written) and keep-alives unless NoKeepAlive, or
+// the target is on loopback, where they can tell nothing
+// (keepAliveWorthwhile).
 func (d *TargetDialer) Dial(ctx context.Context, from net.Conn) (net.Conn, error) {
-	nd := net.Dialer{KeepAlive: keepAlivePeriod(d.NoKeepAlive)}
+	nd := net.Dialer{KeepAlive: -1} // set below, where they are worth it
 	if d.Source != nil && !d.Target.IsUnix() {
 		nd.LocalAddr = d.Source
 	}
@@ -43,10 +47,8 @@ func (d *TargetDialer) Dial(ctx context.Context, from net.Conn) (net.Conn, error
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", d.Target, err)
 	}
-	if tc, ok := c.(*net.TCPConn); ok {
-		// Go sets TCP_NODELAY by default; say so here because the pipe
-		// relies on it: each frame should leave as soon as it is written.
-		_ = tc.SetNoDelay(true)
+	if tc, ok := c.(*net.TCPConn); ok && !d.NoKeepAlive && keepAliveWorthwhile(tc.RemoteAddr()) {
+		_ = tc.SetKeepAliveConfig(keepAliveConfig)
 	}
 	if d.ProxyHeader {
 		if err := writeProxyHeader(ctx, c, from); err != nil {

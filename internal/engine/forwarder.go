@@ -30,7 +30,9 @@ type Forwarder struct {
 	// does not hold the key never causes a connection to the target.
 	SecureSide Side
 	// Dial opens the connection to the target for a forwarded stream from
-	// the given connection (whose addresses a PROXY header may carry).
+	// the given connection (whose addresses a PROXY header may carry). It
+	// must honour ctx: its end is how a shutdown reaches a connection
+	// being dialled.
 	Dial func(ctx context.Context, from net.Conn) (net.Conn, error)
 
 	// HandshakeTimeout bounds the handshake and, separately, the dial;

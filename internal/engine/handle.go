@@ -218,15 +218,12 @@ func (f *Forwarder) handshakeTimeout() time.Duration {
 }
 
 // dialTarget dials the target for l.in and sets l.out; on the connecting
-// side it runs the handshake over it.
+// side it runs the handshake over it. When ctx ends meanwhile the dial
+// (which honours its context) fails, and l.in is reset.
 func (f *Forwarder) dialTarget(ctx context.Context, l *link, timeout time.Duration) (stage string, err error) {
-	dctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	closeIn := context.AfterFunc(ctx, func() { abortConn(l.in) })
-	defer closeIn()
 	if f.SecureSide == SecureOutbound && f.carriers != nil {
 		// Multiplexed: a stream on a carrier that is already open.
-		l.out, l.session, err = f.carriers.open(dctx)
+		l.out, l.session, err = f.carriers.open(ctx, timeout)
 		if err != nil {
 			l.abortIn()
 			return stageDial, err
@@ -236,6 +233,8 @@ func (f *Forwarder) dialTarget(ctx context.Context, l *link, timeout time.Durati
 		}
 		return "", nil
 	}
+	dctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	target, err := f.Dial(dctx, l.in)
 	if err != nil {
 		l.abortIn()

@@ -35,7 +35,7 @@ func Listen(ctx context.Context, a Addr, opts ListenOptions) (net.Listener, erro
 	if a.IsSystemd() {
 		return listenSystemd(a, opts)
 	}
-	lc := net.ListenConfig{KeepAlive: keepAlivePeriod(opts.NoKeepAlive)}
+	lc := listenConfig(opts.NoKeepAlive)
 	ln, err := lc.Listen(ctx, "tcp", a.Address)
 	if err != nil {
 		return nil, listenError(a, err)
@@ -104,11 +104,4 @@ func listenError(a Addr, err error) error {
 		err = op.Err
 	}
 	return fmt.Errorf("listen on %s: %w", a, err)
-}
-
-func keepAlivePeriod(off bool) time.Duration {
-	if off {
-		return -1 // negative disables keep-alives in net.Dialer and net.ListenConfig
-	}
-	return 0 // Go's default period
 }

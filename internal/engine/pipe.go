@@ -44,9 +44,10 @@ func (e *TransferError) Error() string { return fmt.Sprintf("%s %s: %v", e.Side,
 func (e *TransferError) Unwrap() error { return e.Err }
 
 // pipe copies in→out and out→in until both directions have ended. An EOF
-// on one side becomes a CloseWrite on the other, so each direction ends on
-// its own; any error ends both at once. in and out are closed on return.
-// obs hears of the bytes forwarded.
+// on one side becomes a CloseWrite on the other (for the direction that
+// ends last into a TCP socket, the close that follows: see endCopy), so
+// each direction ends on its own; any error ends both at once. in and out
+// are closed on return. obs hears of the bytes forwarded.
 func (f *Forwarder) pipe(ctx context.Context, in, out Conn, obs Observer, w *workers) (up, down int64, err error) {
 	var ab aborter
 	ab.conns = [2]Conn{in, out}
@@ -59,22 +60,26 @@ func (f *Forwarder) pipe(ctx context.Context, in, out Conn, obs Observer, w *wor
 	}
 
 	// Each direction aborts both at once on its own error: the other one
-	// may be blocked in a Read that only the close ends.
+	// may be blocked in a Read that only the close ends. The direction
+	// from the accepted side runs here, the other on a worker: the client
+	// usually speaks first, so its first bytes are forwarded without
+	// waiting for a worker, and a stream's open goes out with them (a
+	// stream read from before it is written to is announced alone: see
+	// mux.Stream's WriteTo).
 	var shut [2]atomic.Bool // in's and out's write halves, shut by the other direction
-	upDone := make(chan struct{})
-	copyUp := func() {
-		defer close(upDone)
+	downDone := make(chan struct{})
+	w.run(func() {
+		defer close(downDone)
 		var err error
-		if up, err = f.copyHalf(out, in, true, obs, idle, halves{src: &shut[0], dst: &shut[1]}); err != nil {
+		if down, err = f.copyHalf(in, out, false, obs, idle, halves{src: &shut[1], dst: &shut[0]}); err != nil {
 			ab.abort(err)
 		}
+	})
+	var upErr error
+	if up, upErr = f.copyHalf(out, in, true, obs, idle, halves{src: &shut[0], dst: &shut[1]}); upErr != nil {
+		ab.abort(upErr)
 	}
-	w.run(copyUp)
-	var downErr error
-	if down, downErr = f.copyHalf(in, out, false, obs, idle, halves{src: &shut[1], dst: &shut[0]}); downErr != nil {
-		ab.abort(downErr)
-	}
-	<-upDone
+	<-downDone
 	in.Close()
 	out.Close()
 	return up, down, ab.err()
@@ -148,7 +153,8 @@ func sourceEnd(src Conn, h halves) error {
 
 // endCopy ends a copy of n bytes into dst: with the source's error (srcErr)
 // or the destination's (dstErr) as a TransferError naming its side, or, if
-// both are nil (the source ended), by half-closing dst.
+// both are nil (the source ended), by half-closing dst, unless the pipe's
+// close of dst right after does the same (closeSendsFIN).
 func endCopy(dst Conn, n int64, srcErr, dstErr error, h halves, srcSide, dstSide string) (int64, error) {
 	switch {
 	case srcErr != nil:
@@ -157,10 +163,26 @@ func endCopy(dst Conn, n int64, srcErr, dstErr error, h halves, srcSide, dstSide
 		return n, &TransferError{Side: dstSide, Op: "write", Err: dstErr}
 	}
 	h.dst.Store(true)
+	if h.src.Load() && closeSendsFIN(dst) {
+		// The other direction has ended in order too, and the pipe
+		// closes dst as soon as it has returned: the close sends the
+		// FIN, and a shutdown first would only cost a system call.
+		return n, nil
+	}
 	if err := dst.CloseWrite(); err != nil {
 		return n, &TransferError{Side: dstSide, Op: "close-write", Err: err}
 	}
 	return n, nil
+}
+
+// closeSendsFIN reports whether closing c ends its sending half as
+// CloseWrite does: a TCP socket read to its end (as both directions of a
+// pipe that ended in order leave it) sends a FIN when closed, not a reset.
+// A spipe connection's or stream's end is a message of its own, which
+// Close does not send.
+func closeSendsFIN(c Conn) bool {
+	_, ok := c.(*net.TCPConn)
+	return ok
 }
 
 // frameWriter is a destination that sends what its ReadFrom reads in

@@ -22,7 +22,9 @@ func sockopt(t *testing.T, c net.Conn, level, opt int) int {
 }
 
 // TestSocketOptions: accepted and dialled TCP connections have
-// TCP_NODELAY, and keep-alives unless turned off.
+// TCP_NODELAY, and keep-alives unless turned off or, for a dialled one, on
+// loopback. An accepted connection has them from its listening socket,
+// with Go's timings.
 func TestSocketOptions(t *testing.T) {
 	for _, off := range []bool{false, true} {
 		ln, err := Listen(context.Background(), Addr{Network: "tcp", Address: "127.0.0.1:0"}, ListenOptions{NoKeepAlive: off})
@@ -44,12 +46,32 @@ func TestSocketOptions(t *testing.T) {
 		if off {
 			want = 0
 		}
+		assert.Equal(t, want, sockopt(t, in, syscall.SOL_SOCKET, syscall.SO_KEEPALIVE), "accepted keepalive (off=%v)", off)
+		if !off {
+			assert.Equal(t, int(keepAliveIdle.Seconds()), sockopt(t, in, syscall.IPPROTO_TCP, syscall.TCP_KEEPIDLE), "accepted keep-alive idle")
+			assert.Equal(t, int(keepAliveInterval.Seconds()), sockopt(t, in, syscall.IPPROTO_TCP, syscall.TCP_KEEPINTVL), "accepted keep-alive interval")
+			assert.Equal(t, keepAliveCount, sockopt(t, in, syscall.IPPROTO_TCP, syscall.TCP_KEEPCNT), "accepted keep-alive count")
+		}
+		assert.Equal(t, 0, sockopt(t, dialled, syscall.SOL_SOCKET, syscall.SO_KEEPALIVE), "dialled keepalive on loopback (off=%v)", off)
 		for name, c := range map[string]net.Conn{"accepted": in, "dialled": dialled} {
-			assert.Equal(t, want, sockopt(t, c, syscall.SOL_SOCKET, syscall.SO_KEEPALIVE), "%s keepalive (off=%v)", name, off)
 			assert.Equal(t, 1, sockopt(t, c, syscall.IPPROTO_TCP, syscall.TCP_NODELAY), "%s nodelay", name)
 		}
 		in.Close()
 		dialled.Close()
 		ln.Close()
 	}
+}
+
+// TestKeepAliveWorthwhile: keep-alives for every TCP peer but one on
+// loopback.
+func TestKeepAliveWorthwhile(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1:1": false, "127.3.2.1:1": false, "[::1]:1": false, "[::ffff:127.0.0.1]:1": false,
+		"192.0.2.1:1": true, "[2001:db8::1]:1": true, "[::ffff:192.0.2.1]:1": true,
+	} {
+		a, err := net.ResolveTCPAddr("tcp", addr)
+		require.NoError(t, err)
+		assert.Equal(t, want, keepAliveWorthwhile(a), addr)
+	}
+	assert.False(t, keepAliveWorthwhile(&net.UnixAddr{Name: "/x", Net: "unix"}), "not TCP")
 }

@@ -24,16 +24,18 @@ type handshakeResult struct {
 }
 
 // readMessage reads one handshake message into b, checking the version
-// byte first so a peer speaking another version is named as such even if
-// its messages have another length.
+// byte as soon as it is in, so a peer speaking another version is named
+// as such even if its messages are shorter. A message that arrived whole
+// (the usual case) takes one read.
 func readMessage(r io.Reader, b []byte) error {
-	if _, err := io.ReadFull(r, b[:1]); err != nil {
+	n, err := io.ReadAtLeast(r, b, 1)
+	if err != nil {
 		return readErr(err)
 	}
 	if b[0] != Version {
 		return ErrVersion
 	}
-	if _, err := io.ReadFull(r, b[1:]); err != nil {
+	if _, err := io.ReadFull(r, b[n:]); err != nil {
 		return readErr(err)
 	}
 	return nil

@@ -96,16 +96,21 @@ func (st *Stream) ReadFrom(r io.Reader) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	// What r holds now (known: r can tell) decides whether the first
-	// read rides in the open, and sizes each read's frame. It is asked
-	// again only after a read that took all it could, or a large one:
-	// after a short read (an interactive source) the next read is small
-	// without asking.
-	waiting, known := available(r)
-	asked := true
-	if !announced && (!known || waiting == 0) {
-		if err := st.announce(); err != nil {
-			return 0, err
+	// What r holds (known: r can tell) sizes each read's frame, and for a
+	// stream not yet announced decides whether the first read rides in
+	// the open. It is asked after a read that took all it could, or a
+	// large one, and before the first read of a stream not announced:
+	// otherwise (a short read, an interactive source; the first read of
+	// an announced stream) the next read is small without asking, which
+	// spares a connection's first read a system call, and a source that
+	// has more fills that small frame and is asked before the next.
+	waiting, known, asked := 0, true, true
+	if !announced {
+		waiting, known = available(r)
+		if !known || waiting == 0 {
+			if err := st.announce(); err != nil {
+				return 0, err
+			}
 		}
 	}
 	small := s.frameBuf(s.smallData())
