@@ -280,7 +280,8 @@ func (s *Session) NumStreams() int {
 }
 
 // Done returns a channel that is closed once the session has ended: its
-// carrier closed or failed, or Close was called.
+// carrier closed or failed, or Close was called. By then every stream
+// still open has been reset: its Read and Write return ErrSessionClosed.
 func (s *Session) Done() <-chan struct{} { return s.done }
 
 // Err returns nil while the session runs and once it has ended cleanly
@@ -475,11 +476,16 @@ func (s *Session) end(err error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.err = err
-		close(s.done)
-		why := s.sessionErr()
+		why := ErrSessionClosed
+		if err != nil {
+			why = fmt.Errorf("%w: %w", ErrSessionClosed, err)
+		}
+		// The streams fail before Done closes, so that once it has, no
+		// stream returns more data.
 		for _, st := range s.streams {
 			st.abortLocked(resetAborted, why, false)
 		}
+		close(s.done)
 	})
 }
 
