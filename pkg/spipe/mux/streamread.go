@@ -288,6 +288,7 @@ func (st *Stream) peerEndedLocked() error {
 		return fmt.Errorf("%w: a second end on stream %d", ErrProtocol, st.id)
 	}
 	st.recvEnded = true
+	st.sess.endedRecv(st.id)
 	wake(st.rnotify)
 	st.closeIfEndedLocked()
 	return nil
