@@ -47,6 +47,14 @@ func (f *frameSizes) Write(p []byte) (int, error) {
 	return f.Conn.Write(p)
 }
 
+// reset forgets what was written so far: the handshake's messages, which
+// are not frames, so that the count starts at the first frame.
+func (f *frameSizes) reset() {
+	f.mu.Lock()
+	f.need, f.hdr, f.sizes = 0, f.hdr[:0], nil
+	f.mu.Unlock()
+}
+
 func (f *frameSizes) get() []int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -73,6 +81,7 @@ func bulkPair(tb testing.TB) (cli, srv *Session, sizes *frameSizes) {
 	if err != nil || serr != nil {
 		tb.Fatal(err, serr)
 	}
+	sizes.reset() // the client's handshake is over: frames from here
 	tb.Cleanup(func() { cli.Close(); srv.Close() })
 	return cli, srv, sizes
 }
@@ -127,9 +136,32 @@ func BenchmarkStreamBulk(b *testing.B) {
 // of its bytes in frames over 512 KiB.
 func TestBulkUsesLargeFrames(t *testing.T) {
 	cli, srv, sizes := bulkPair(t)
+	const total = 48 << 20
+	sendBulk(t, cli, srv, total)
+	assertLargeFrames(t, sizes.get(), total)
+}
+
+// TestBulkAfterAnEndedStream: a bulk stream that starts once the stream
+// before it has ended is alone on its session at once, so it too goes in
+// large frames. (A stream that follows another counted as sharing the
+// session for 100 ms: frames of 16 KiB and a window of 64 KiB, a tenth
+// of the next second's bulk.)
+func TestBulkAfterAnEndedStream(t *testing.T) {
+	cli, srv, sizes := bulkPair(t)
+	sendBulk(t, cli, srv, 1<<20)
+	before := len(sizes.get())
+	const total = 48 << 20
+	sendBulk(t, cli, srv, total)
+	assertLargeFrames(t, sizes.get()[before:], total)
+}
+
+// sendBulk copies total bytes through a new stream of cli into one srv
+// accepts, ends it both ways, and checks that they all arrived.
+func sendBulk(t *testing.T, cli, srv *Session, total int) {
+	t.Helper()
 	c, err := cli.Open(context.Background())
 	require.NoError(t, err)
-	const total = 48 << 20
+	defer c.Close()
 	done := make(chan int64)
 	go func() {
 		s, err := srv.Accept()
@@ -138,6 +170,7 @@ func TestBulkUsesLargeFrames(t *testing.T) {
 			return
 		}
 		n, _ := s.(*Stream).WriteTo(io.Discard)
+		s.(*Stream).CloseWrite()
 		done <- n
 	}()
 	n, err := c.(*Stream).ReadFrom(bytes.NewReader(make([]byte, total)))
@@ -145,13 +178,21 @@ func TestBulkUsesLargeFrames(t *testing.T) {
 	require.Equal(t, int64(total), n)
 	require.NoError(t, c.(*Stream).CloseWrite())
 	require.Equal(t, int64(total), <-done)
+	_, err = c.Read(make([]byte, 1))
+	require.ErrorIs(t, err, io.EOF)
+}
+
+// assertLargeFrames checks that most of total bytes went in frames over
+// 512 KiB.
+func assertLargeFrames(t *testing.T, sizes []int, total int) {
+	t.Helper()
 	large := 0
-	for _, n := range sizes.get() {
+	for _, n := range sizes {
 		if n > 512<<10 {
 			large += n
 		}
 	}
-	assert.Greater(t, large, total*9/10, "bytes in large frames, of %d (frame sizes %v)", total, sizes.get())
+	assert.Greater(t, large, total*9/10, "bytes in large frames, of %d (frame sizes %v)", total, sizes)
 }
 
 // TestNoAllocationPerFrame: once a stream runs, a small write and its

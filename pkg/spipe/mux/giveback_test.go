@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -127,3 +128,61 @@ func sendAsWindowAllows(t *testing.T, p *spec.Peer, total int, size func(i int) 
 }
 
 var _ io.Writer = (*tryTaker)(nil)
+
+// sizeTaker is a tryTaker that records the size of each write.
+type sizeTaker struct {
+	mu    sync.Mutex
+	sizes []int
+}
+
+func (w *sizeTaker) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	w.sizes = append(w.sizes, len(p))
+	w.mu.Unlock()
+	return len(p), nil
+}
+func (w *sizeTaker) TryWrite(p []byte) (int, error) { return w.Write(p) }
+
+func (w *sizeTaker) get() []int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]int(nil), w.sizes...)
+}
+
+// TestLargeFramesInARunAreWrittenAtOnce: while WriteTo waits on a writer
+// that takes data without blocking, the read loop writes a large frame's
+// data straight from the frame even when more frames are already in,
+// rather than copying it into the stream's buffer to gather it with them
+// (a bulk stream's every byte copied once more).
+func TestLargeFramesInARunAreWrittenAtOnce(t *testing.T) {
+	p, srv := keyholderServer(t, &Config{KeepAlive: -1}, true)
+	require.NoError(t, p.Send("open", nil, id(1)))
+	st := acceptWithin(t, srv).(*Stream)
+	w := &sizeTaker{}
+	go st.WriteTo(w)
+	eventually(t, func() bool {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		return st.direct != nil && st.ring.len() == 0
+	}, "WriteTo waits for data")
+	before := len(w.get())
+	const large = gatherBelow + 1000
+	var wire []byte
+	wire = append(wire, p.Frame("stream data", make([]byte, large), id(1))...)
+	wire = append(wire, p.Frame("stream data", make([]byte, large), id(1))...)
+	for range 4 {
+		wire = append(wire, p.Frame("stream data", make([]byte, 100), id(1))...)
+	}
+	_, err := p.Conn.Write(wire)
+	require.NoError(t, err)
+	eventually(t, func() bool {
+		n := 0
+		for _, k := range w.get()[before:] {
+			n += k
+		}
+		return n == 2*large+400
+	}, "the writer has every byte")
+	sizes := w.get()[before:]
+	require.GreaterOrEqual(t, len(sizes), 2)
+	assert.Equal(t, []int{large, large}, sizes[:2], "each large frame's data in a write of its own (writes %v)", sizes)
+}

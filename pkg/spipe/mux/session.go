@@ -67,10 +67,12 @@ type Session struct {
 	growth atomic.Int64
 	// held counts the streams holding a place (Stream.placed).
 	held atomic.Int64
-	// Whether several streams take turns, on the receiving side (the read
-	// loop keeps the last stream that got data, and until when it counts
-	// the session as shared) and on the sending side.
-	lastRecvID      uint32
+	// Whether several streams take turns, on the receiving side (the
+	// last stream the read loop gave data to, and until when the session
+	// counts as shared) and on the sending side. A last stream whose
+	// direction has ended is forgotten (0), so that the stream after it
+	// shares with nobody.
+	lastRecvID      atomic.Uint32
 	recvSharedUntil atomic.Int64 // unix nanoseconds
 	// The read loop's run of frames already buffered: while batching,
 	// data for streams whose WriteTo writes directly is gathered, and

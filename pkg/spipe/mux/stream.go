@@ -141,6 +141,8 @@ func (st *Stream) abortLocked(code byte, err error, send bool) {
 	}
 	close(st.done)
 	if announced {
+		s.endedSend(id)
+		s.endedRecv(id)
 		delete(s.streams, id)
 		if send && !s.ended() {
 			s.ctl.queue(control1{typ: resetItem, f: streamFrame{id: id, code: code}})

@@ -314,6 +314,7 @@ func (st *Stream) sendFrame(buf []byte, t frame.Type, k int) error {
 		s.noteSend(id)
 	}
 	if t == frame.StreamEnd {
+		s.endedSend(id)
 		s.mu.Lock()
 		st.mu.Lock()
 		st.writeClosed = true

@@ -157,13 +157,12 @@ func (s *Session) recvShared() bool {
 }
 
 // noteRecv records which stream the read loop gave data to (the read
-// loop only). The session's first stream shares with nobody.
+// loop only). The session's first stream shares with nobody, and nor does
+// one that follows a stream whose direction has ended (endedRecv): a bulk
+// stream that starts after another finished runs alone at once.
 func (s *Session) noteRecv(id uint32) {
-	if id != s.lastRecvID {
-		if s.lastRecvID != 0 {
-			s.recvSharedUntil.Store(time.Now().Add(sharedFor).UnixNano())
-		}
-		s.lastRecvID = id
+	if last := s.lastRecvID.Swap(id); last != id && last != 0 {
+		s.recvSharedUntil.Store(time.Now().Add(sharedFor).UnixNano())
 	}
 }
 
@@ -173,10 +172,17 @@ func (s *Session) sendShared() bool {
 	return time.Now().UnixNano() < s.sendSharedUntil.Load()
 }
 
-// noteSend records which stream sent data. The session's first stream
-// shares with nobody.
+// noteSend records which stream sent data. As for noteRecv, the session's
+// first stream shares with nobody, nor one that follows a stream whose
+// direction has ended (endedSend).
 func (s *Session) noteSend(id uint32) {
 	if last := s.lastSendID.Swap(id); last != id && last != 0 {
 		s.sendSharedUntil.Store(time.Now().Add(sharedFor).UnixNano())
 	}
 }
+
+// endedRecv and endedSend forget stream id as the last to receive or send
+// data, once that direction of it has ended (its end, or a reset): it
+// takes no more turns.
+func (s *Session) endedRecv(id uint32) { s.lastRecvID.CompareAndSwap(id, 0) }
+func (s *Session) endedSend(id uint32) { s.lastSendID.CompareAndSwap(id, 0) }
