@@ -4,10 +4,10 @@
 // after the caller's HSalsa subkey). A kernel computes block 0 — the
 // Poly1305 key — beside the message's key stream blocks, XORs them in and
 // computes Poly1305 over the additional data, the ciphertext and the
-// lengths (in general registers, or from 449 bytes on, 481 for
-// secretbox, in AVX-512 IFMA vector lanes), with no call or copy between the steps: at these sizes
-// the steps' latencies and the calls between them, not the work, are what
-// a message costs.
+// lengths (in general registers, or from 449 bytes on, 481 for secretbox,
+// in AVX-512 IFMA vector lanes), with no call or copy between the steps:
+// at these sizes the steps' latencies and the calls between them, not the
+// work, are what a message costs.
 //
 // The functions take the cipher state (from chachacore.Init or
 // salsacore.Init, block counter 0) and report whether a kernel handled
