@@ -101,8 +101,7 @@ func kernel16Secretbox(name string, open bool) {
 	Comment("The double rounds, block 0's beside the group's.")
 	Label(name + "_rounds")
 	for _, diag := range []bool{false, true} {
-		vec, _ := g.half(diag)
-		interleave(vec, sc.half(diag))
+		interleave(g.half(diag), sc.half(diag))
 	}
 	DECQ(count)
 	JNZ(LabelRef(name + "_rounds"))
@@ -241,7 +240,7 @@ func newSalsaVertical(s Mem, first int) *salsaVertical {
 
 // half returns a column (or, diag, a row) round: each step of the four
 // quarter rounds side by side.
-func (v *salsaVertical) half(diag bool) (round, realign []func()) {
+func (v *salsaVertical) half(diag bool) (round []func()) {
 	qs := salsaColumns
 	if diag {
 		qs = salsaRows
@@ -261,7 +260,7 @@ func (v *salsaVertical) half(diag bool) (round, realign []func()) {
 			round = append(round, func() { VPXORD(t, x[st[0]], x[st[0]]) })
 		}
 	}
-	return round, nil
+	return round
 }
 
 // feedForward needs the state pointer again: the scalar block beside the
@@ -275,10 +274,6 @@ func (v *salsaVertical) feedForward() {
 		}
 		VPADDD_BCST(s.Offset(4*i), v.x[i], v.x[i])
 	}
-}
-
-func (v *salsaVertical) key() (r0, r1, s0, s1 GPVirtual, ok bool) {
-	return nil, nil, nil, nil, false
 }
 
 // pieces: block b of the group is secretbox's message key stream from
