@@ -37,6 +37,8 @@ func main() {
 	}
 	kernel16("chachaPolyIFMAx16Seal", false)
 	kernel16("chachaPolyIFMAx16Open", true)
+	kernelShort("chachaPolyIFMAx4Seal", false)
+	kernelShort("chachaPolyIFMAx4Open", true)
 	// Branches test counters (DECQ), lengths (TESTQ, CMPQ, ANDQ on the
 	// message's and the additional data's) and, once, the verdict of
 	// Open's tag comparison (TESTQ), which is public.
