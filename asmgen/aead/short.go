@@ -12,25 +12,21 @@ import (
 	"github.com/spipe-dev/spipe/asmgen/ifma"
 )
 
-// The longest message of the short IFMA kernels: four message blocks, one
-// ZMM row set, and the ciphertext one group of 16 Poly1305 blocks in the
-// lanes.
-const maxShort = 256
-
 // kernelShort emits a seal or an open of ChaCha-Poly1305 messages of 1 to
-// maxShort bytes: message blocks 1-4 in a ZMM row set and block 0 in
-// general registers beside them, as chachaPolyAVX512x4 has them, but
-// Poly1305 over the ciphertext in one group of vector lanes (AVX-512
-// IFMA) instead of 16 blocks one after the other in general registers.
-// The row set is latency-bound (its vector ports are mostly idle), so the
-// powers of r, the additional data and, for open, the ciphertext's
-// lanes have the ports to themselves once block 0 is done; the length
-// block, known from the start, follows the lanes' sum in general
+// 256·sets bytes: message blocks 1-4 (and 5-8) in one (or two) ZMM row
+// sets and block 0 in general registers beside them, as
+// chachaPolyAVX512x4 has them, but Poly1305 over the ciphertext in vector
+// lanes (AVX-512 IFMA) instead of one block after the other in general
+// registers. The row sets are latency-bound (their vector ports are
+// mostly idle, so a second set costs little), and the lanes take 16
+// blocks at once where general registers take 16 cycles a block. The
+// length block, known from the start, follows the lanes' sum in general
 // registers: h = (Σ c_i·r^(k-i) + pre·r^k + L)·r for the k ciphertext
 // blocks c_i, pre the additional data's accumulator and L the lengths.
 // An empty message would need pre alone (r^0, not in the power table):
 // the kernel takes at least one byte.
-func kernelShort(name string, open bool) {
+func kernelShort(name string, sets int, open bool) {
+	maxLen := 256 * sets
 	sig := aeadSignature
 	if open {
 		sig += " bool"
@@ -38,20 +34,20 @@ func kernelShort(name string, open bool) {
 	TEXT(name, 0, sig)
 	Pragma("noescape")
 	if open {
-		Doc(fmt.Sprintf("%s opens ChaCha-Poly1305 (RFC 8439) messages of 1 to %d bytes: it reports", name, maxShort),
+		Doc(fmt.Sprintf("%s opens ChaCha-Poly1305 (RFC 8439) messages of 1 to %d bytes: it reports", name, maxLen),
 			"whether tag is theirs and, only if it is, writes the plaintext to dst.")
 	} else {
-		Doc(fmt.Sprintf("%s seals ChaCha-Poly1305 (RFC 8439) messages of 1 to %d bytes.", name, maxShort))
+		Doc(fmt.Sprintf("%s seals ChaCha-Poly1305 (RFC 8439) messages of 1 to %d bytes.", name, maxLen))
 	}
 
 	// The ciphertext, zero-padded to whole 16-byte blocks (what lies past
 	// its last block meets a zero power); open keeps the key stream until
 	// the tag is checked.
 	var lay layout64
-	ctOff := lay.take(maxShort)
+	ctOff := lay.take(maxLen)
 	ksOff := -1
 	if open {
-		ksOff = lay.take(maxShort)
+		ksOff = lay.take(maxLen)
 	}
 	t := newPowerTable(&lay)
 	f := newFrame64(lay.next)
@@ -66,7 +62,7 @@ func kernelShort(name string, open bool) {
 			src, n := GP64(), GP64()
 			Load(Param("src").Base(), src)
 			Load(Param("src").Len(), n)
-			for off := 0; off < maxShort; off += 64 {
+			for off := 0; off < maxLen; off += 64 {
 				guarded(n, off, func() {
 					km := byteMask(n, off)
 					v := ZMM()
@@ -86,21 +82,23 @@ func kernelShort(name string, open bool) {
 
 	sp := Mem{Base: Load(Param("s"), GP64())}
 	sc := newScalarChaCha(sp)
-	g := newChaChaRows(arx.AVX512, sp, 1, false)
-	l := newLanes(t)
+	var groups []group
+	for i := range sets {
+		groups = append(groups, newChaChaRows(arx.AVX512, sp, 1+4*i, false))
+	}
 	{
 		r := Load(Param("rounds"), GP64())
 		SHRQ(U8(1), r)
 		MOVQ(r, count)
 	}
 	sc.load()
-	doubleRounds(name, count, []group{g}, sc)
+	doubleRounds(name, count, groups, sc)
 	k := newKey(sc.key())
 
 	Comment("Key stream out (seal: XORed, to dst and the frame; open: kept).")
-	g.feedForward()
 	var offs []piece
-	{
+	for _, g := range groups {
+		g.feedForward()
 		b := f.base()
 		g.pieces(func(pc piece) {
 			offs = append(offs, piece{nil, pc.off, pc.width})
@@ -126,7 +124,8 @@ func kernelShort(name string, open bool) {
 	}
 
 	Comment("The powers of r.")
-	t.fill(f, k, l.k)
+	c := ifma.NewConsts()
+	t.fill(f, k, c)
 
 	Comment("The additional data.")
 	{
@@ -141,39 +140,37 @@ func kernelShort(name string, open bool) {
 		MOVQ(l2, pre.Offset(16))
 	}
 
-	Comment("Poly1305 over the ciphertext in one group of lanes, then the lengths.")
-	var a acc
+	Comment("Poly1305 over the ciphertext in lanes, then the lengths.")
+	l := &lanes{k: c, hibit: ifma.Const(1 << 40), t: t}
+	a := acc{GP64(), GP64(), GP64()}
 	{
-		b := f.base()
-		grp := l.group(b.Offset(ctOff))
-		for i := range 3 {
-			x := XMM()
-			VMOVQ(pre.Offset(8*i), x)
-			VPADDQ(x.AsZ(), grp[0][i], grp[0][i])
+		// k = (n+15)/16 blocks
+		nb := GP64()
+		Load(Param("src").Len(), nb)
+		ADDQ(U8(15), nb)
+		SHRQ(U8(4), nb)
+		if sets > 1 {
+			CMPQ(nb, U8(16))
+			JA(LabelRef(name + "_two"))
 		}
-		// the powers from entry 16 - k on, k = (n+15)/16 blocks
-		e := GP64()
-		Load(Param("src").Len(), e)
-		ADDQ(U8(15), e)
-		SHRQ(U8(4), e)
-		NEGQ(e)
-		ADDQ(U8(16), e)
-		var cols [3]VecVirtual
-		for p, m := range shortPowers(t, b, e) {
-			lo := [3]VecVirtual{ZMM(), ZMM(), ZMM()}
-			hi := [3]VecVirtual{ZMM(), ZMM(), ZMM()}
-			ifma.Products(grp[p], lo, hi, m, l.k, false)
-			if p == 0 {
-				cols = lo
-				continue
-			}
-			for i := range 3 {
-				VPADDQ(lo[i], cols[i], cols[i])
-			}
+		h := oneGroup(l, f, ctOff, pre, nb)
+		MOVQ(h[0], a.h0)
+		MOVQ(h[1], a.h1)
+		MOVQ(h[2], a.h2)
+		if sets > 1 {
+			JMP(LabelRef(name + "_mac"))
+			Label(name + "_two")
+			l.order = ZMM()
+			VMOVDQU64(laneOrder(), l.order)
+			full := GP64()
+			MOVQ(U32(1), full)
+			SUBQ(U8(16), nb)
+			h0, h1, h2 := l.macLanes(name, f, ctOff, pre, full, nb, 1)
+			MOVQ(h0, a.h0)
+			MOVQ(h1, a.h1)
+			MOVQ(h2, a.h2)
+			Label(name + "_mac")
 		}
-		sum := ifma.HSum(cols, [3]VecVirtual{ZMM(), ZMM(), ZMM()})
-		h0, h1, h2 := ifma.PackH44(sum[0], sum[1], sum[2])
-		a = acc{h0, h1, h2}
 		a.absorb(k, lens)
 	}
 
@@ -190,10 +187,42 @@ func kernelShort(name string, open bool) {
 		b := f.base()
 		zero := ZMM()
 		VPXORD(zero, zero, zero)
-		for off := 0; off < maxShort; off += 64 {
+		for off := 0; off < maxLen; off += 64 {
 			VMOVDQU64(zero, b.Offset(ksOff+off))
 		}
 	})
+}
+
+// oneGroup returns h = Σ c_i·r^(k-i) + pre·r^k (radix 2^64, h2 <= 4) for
+// the k blocks (1 to 16, in a register) at ctOff in f, the power table
+// filled: one group of lanes, the powers from entry 16 - k on.
+func oneGroup(l *lanes, f *frame64, ctOff int, pre Mem, k GPVirtual) [3]GPVirtual {
+	b := f.base()
+	grp := l.group(b.Offset(ctOff))
+	for i := range 3 {
+		x := XMM()
+		VMOVQ(pre.Offset(8*i), x)
+		VPADDQ(x.AsZ(), grp[0][i], grp[0][i])
+	}
+	e := GP64()
+	MOVQ(U32(16), e)
+	SUBQ(k, e)
+	var cols [3]VecVirtual
+	for p, m := range shortPowers(l.t, b, e) {
+		lo := [3]VecVirtual{ZMM(), ZMM(), ZMM()}
+		hi := [3]VecVirtual{ZMM(), ZMM(), ZMM()}
+		ifma.Products(grp[p], lo, hi, m, l.k, false)
+		if p == 0 {
+			cols = lo
+			continue
+		}
+		for i := range 3 {
+			VPADDQ(lo[i], cols[i], cols[i])
+		}
+	}
+	sum := ifma.HSum(cols, [3]VecVirtual{ZMM(), ZMM(), ZMM()})
+	h0, h1, h2 := ifma.PackH44(sum[0], sum[1], sum[2])
+	return [3]GPVirtual{h0, h1, h2}
 }
 
 var shortIndexTable *Mem

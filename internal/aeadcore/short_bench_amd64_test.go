@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// BenchmarkShortKernels times the 256-byte kernels side by side, past
+// BenchmarkShortKernels times the kernels for 64-512 bytes side by side, past
 // dispatch, for choosing between them (docs/KERNELS.md).
 func BenchmarkShortKernels(b *testing.B) {
 	if !hasIFMA {
@@ -15,9 +15,9 @@ func BenchmarkShortKernels(b *testing.B) {
 	}
 	var s [16]uint32
 	var tag [16]byte
-	buf := make([]byte, 256)
+	buf := make([]byte, 512)
 	ad := make([]byte, 13)
-	for _, size := range []int{64, 128, 192, 256} {
+	for _, size := range []int{64, 128, 192, 256, 320, 384, 448, 512} {
 		m := buf[:size]
 		for _, k := range []struct {
 			name string
@@ -28,7 +28,14 @@ func BenchmarkShortKernels(b *testing.B) {
 				func() { chachaPolyAVX512x4Open(&s, 20, m, m, ad, &tag) }},
 			{"IFMAx4", func() { chachaPolyIFMAx4Seal(&s, 20, m, m, ad, &tag) },
 				func() { chachaPolyIFMAx4Open(&s, 20, m, m, ad, &tag) }},
+			{"IFMAx8", func() { chachaPolyIFMAx8Seal(&s, 20, m, m, ad, &tag) },
+				func() { chachaPolyIFMAx8Open(&s, 20, m, m, ad, &tag) }},
+			{"IFMAx16", func() { chachaPolyIFMAx16Seal(&s, 20, m, m, ad, &tag) },
+				func() { chachaPolyIFMAx16Open(&s, 20, m, m, ad, &tag) }},
 		} {
+			if k.name == "AVX512x4" && size > 256 || k.name == "IFMAx4" && size > 256 || k.name == "IFMAx16" && size < 256 {
+				continue
+			}
 			b.Run(fmt.Sprintf("Seal/%s/%dB", k.name, size), func(b *testing.B) {
 				b.SetBytes(int64(size))
 				for b.Loop() {
