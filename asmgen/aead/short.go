@@ -17,9 +17,10 @@ import (
 // sets and block 0 in general registers beside them, as
 // chachaPolyAVX512x4 has them, but Poly1305 over the ciphertext in vector
 // lanes (AVX-512 IFMA) instead of one block after the other in general
-// registers. The row sets are latency-bound (their vector ports are
-// mostly idle, so a second set costs little), and the lanes take 16
-// blocks at once where general registers take 16 cycles a block. The
+// registers: the lanes take 16 blocks at once where general registers
+// take 16 cycles a block, but their chain after the rounds (the powers of
+// r, the products, the sums) costs the same at any length, so the kernels
+// pay off from about 200 bytes (docs/KERNELS.md). The
 // length block, known from the start, follows the lanes' sum in general
 // registers: h = (Σ c_i·r^(k-i) + pre·r^k + L)·r for the k ciphertext
 // blocks c_i, pre the additional data's accumulator and L the lengths.
