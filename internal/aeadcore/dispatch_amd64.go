@@ -32,10 +32,10 @@ func init() {
 
 // handlesChaCha reports whether the kernel tier k takes a ChaCha-Poly1305
 // message of n bytes: avx512 up to 256, avx512ifma every length up to
-// MaxChaCha. Between 257 and 448 bytes the avx512 tier has no kernel:
-// pkg/aead's own path (one key stream call for block 0 and 7 message
-// blocks, then Poly1305) measured faster than general-register Poly1305
-// over that many blocks would be (see docs/KERNELS.md).
+// MaxChaCha. Past 256 bytes the avx512 tier has no kernel (Poly1305 in
+// general registers costs 16 cycles a block, the IFMA lanes' chain the
+// same at any length): pkg/aead's own path takes those messages (see
+// docs/KERNELS.md).
 func handlesChaCha(k impl.ID, n int) bool {
 	switch {
 	case k == impl.Generic:
