@@ -37,6 +37,10 @@ func main() {
 	}
 	kernel16("chachaPolyIFMAx16Seal", false)
 	kernel16("chachaPolyIFMAx16Open", true)
+	kernelShort("chachaPolyIFMAx4Seal", 1, false)
+	kernelShort("chachaPolyIFMAx4Open", 1, true)
+	kernelShort("chachaPolyIFMAx8Seal", 2, false)
+	kernelShort("chachaPolyIFMAx8Open", 2, true)
 	kernel16Secretbox("secretboxIFMAx16Seal", false)
 	kernel16Secretbox("secretboxIFMAx16Open", true)
 	// Branches test counters (DECQ), lengths (TESTQ, CMPQ, ANDQ on the

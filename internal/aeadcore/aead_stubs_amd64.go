@@ -92,6 +92,28 @@ func chachaPolyIFMAx16Seal(s *[16]uint32, rounds int, dst []byte, src []byte, ad
 //go:noescape
 func chachaPolyIFMAx16Open(s *[16]uint32, rounds int, dst []byte, src []byte, ad []byte, tag *[16]byte) bool
 
+// chachaPolyIFMAx4Seal seals ChaCha-Poly1305 (RFC 8439) messages of 1 to 256 bytes.
+//
+//go:noescape
+func chachaPolyIFMAx4Seal(s *[16]uint32, rounds int, dst []byte, src []byte, ad []byte, tag *[16]byte)
+
+// chachaPolyIFMAx4Open opens ChaCha-Poly1305 (RFC 8439) messages of 1 to 256 bytes: it reports
+// whether tag is theirs and, only if it is, writes the plaintext to dst.
+//
+//go:noescape
+func chachaPolyIFMAx4Open(s *[16]uint32, rounds int, dst []byte, src []byte, ad []byte, tag *[16]byte) bool
+
+// chachaPolyIFMAx8Seal seals ChaCha-Poly1305 (RFC 8439) messages of 1 to 512 bytes.
+//
+//go:noescape
+func chachaPolyIFMAx8Seal(s *[16]uint32, rounds int, dst []byte, src []byte, ad []byte, tag *[16]byte)
+
+// chachaPolyIFMAx8Open opens ChaCha-Poly1305 (RFC 8439) messages of 1 to 512 bytes: it reports
+// whether tag is theirs and, only if it is, writes the plaintext to dst.
+//
+//go:noescape
+func chachaPolyIFMAx8Open(s *[16]uint32, rounds int, dst []byte, src []byte, ad []byte, tag *[16]byte) bool
+
 // secretboxIFMAx16Seal seals XSalsa20-Poly1305 (NaCl secretbox) messages of 272 to 1056 bytes.
 //
 //go:noescape

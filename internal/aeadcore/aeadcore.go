@@ -4,7 +4,7 @@
 // after the caller's HSalsa subkey). A kernel computes block 0 — the
 // Poly1305 key — beside the message's key stream blocks, XORs them in and
 // computes Poly1305 over the additional data, the ciphertext and the
-// lengths (in general registers, or from 449 bytes on, 481 for secretbox,
+// lengths (in general registers, or from 193 bytes on, 481 for secretbox,
 // in AVX-512 IFMA vector lanes), with no call or copy between the steps:
 // at these sizes the steps' latencies and the calls between them, not the
 // work, are what a message costs.
@@ -13,9 +13,9 @@
 // salsacore.Init, block counter 0) and report whether a kernel handled
 // the message: only AVX-512 CPUs have the kernels, and only messages of
 // at most [MaxChaCha] or [MaxSecretbox] bytes take them (ChaCha-Poly1305
-// messages of 257 to 448 bytes never do, nor those over 256 bytes, or
-// secretbox messages over 480, where the CPU lacks AVX-512 IFMA and
-// VBMI2); the caller does everything else its own way.
+// messages over 256 bytes, and secretbox messages over 480, only where
+// the CPU has AVX-512 IFMA and VBMI2); the caller does everything else its
+// own way.
 //
 // Open compares the tag in constant time and writes the plaintext to dst
 // only if it is valid; a failed Open leaves dst untouched. dst may be src

@@ -160,7 +160,7 @@ func TestSecretboxMatchesXCrypto(t *testing.T) {
 func TestInPlace(t *testing.T) {
 	r := testutil.Rand(t)
 	withKernels(t, func(t *testing.T) {
-		for _, n := range []int{0, 1, 63, 64, 65, 191, 192, 193, 255, 256, 449, 479, 480, 481, 511, 512, 1000, 1024, 1025, 1056} {
+		for _, n := range []int{0, 1, 63, 64, 65, 191, 192, 193, 255, 256, 257, 300, 448, 449, 479, 480, 481, 511, 512, 513, 1000, 1024, 1025, 1056} {
 			pt := testutil.Bytes(r, n)
 			if takesChaCha(n) {
 				s, ad := chachaState(r), testutil.Bytes(r, 13)
@@ -197,7 +197,7 @@ func TestInPlace(t *testing.T) {
 func TestForgeriesWriteNothing(t *testing.T) {
 	r := testutil.Rand(t)
 	withKernels(t, func(t *testing.T) {
-		for _, n := range []int{0, 1, 17, 64, 100, 192, 256, 449, 481, 700, 1024, 1056} {
+		for _, n := range []int{0, 1, 17, 64, 100, 192, 200, 256, 300, 449, 481, 512, 700, 1024, 1056} {
 			s := chachaState(r)
 			pt, ad := testutil.Bytes(r, n), testutil.Bytes(r, 20)
 			ct, tag := reference{20}.chacha(t, s, pt, ad)
@@ -259,15 +259,22 @@ func TestTooLongIsHandedBack(t *testing.T) {
 	assert.Equal(t, [16]byte{}, tag)
 }
 
-// TestGapIsHandedBack: the lengths between the avx512 tier's kernels and
-// the 16-block one are the caller's on every tier, untouched.
+// TestGapIsHandedBack: the lengths past the avx512 tier's kernels are
+// the caller's on every tier without IFMA, untouched; the IFMA tier takes
+// them (and is held to the reference on them in
+// TestChaChaMatchesReference).
 func TestGapIsHandedBack(t *testing.T) {
 	r := testutil.Rand(t)
 	kerneltest.ForEach(t, sw, func(t *testing.T) {
-		for _, n := range []int{257, 300, 447, 448} {
+		for _, n := range []int{257, 300, 447, 448, 1024} {
 			s := chachaState(r)
 			var tag [16]byte
-			assertHandedBack(t, &s, 20, make([]byte, n), testutil.Bytes(r, n), testutil.Bytes(r, 13), &tag)
+			src, ad := testutil.Bytes(r, n), testutil.Bytes(r, 13)
+			if Kernel() == "avx512ifma" {
+				assert.True(t, SealChaCha(&s, 20, make([]byte, n), src, ad, &tag), "n %d", n)
+				continue
+			}
+			assertHandedBack(t, &s, 20, make([]byte, n), src, ad, &tag)
 		}
 	})
 }

@@ -31,10 +31,10 @@ func init() {
 }
 
 // handlesChaCha reports whether the kernel tier k takes a ChaCha-Poly1305
-// message of n bytes: avx512 up to 256, avx512ifma also from 449 to
-// MaxChaCha. Between them pkg/aead's own path (one key stream call for
-// block 0 and 7 message blocks, then Poly1305) measured faster than the
-// 16-block kernel, which computes all 16 blocks whatever the length (see
+// message of n bytes: avx512 up to 256, avx512ifma every length up to
+// MaxChaCha. Past 256 bytes the avx512 tier has no kernel (Poly1305 in
+// general registers costs 16 cycles a block, the IFMA lanes' chain the
+// same at any length): pkg/aead's own path takes those messages (see
 // docs/KERNELS.md).
 func handlesChaCha(k impl.ID, n int) bool {
 	switch {
@@ -43,15 +43,20 @@ func handlesChaCha(k impl.ID, n int) bool {
 	case n <= 256:
 		return true
 	default:
-		return k == ifmaKernel && n > 448
+		return k == ifmaKernel
 	}
 }
 
 // sealChaCha picks the kernel by length (each takes any length up to its
 // limit). Direct calls, not function values, so that the caller's state
-// and buffers stay on its stack (see package impl).
+// and buffers stay on its stack (see package impl). The IFMA kernels take
+// over where their lanes' Poly1305 beats general registers: from 193
+// bytes (a ZMM row set's 4 blocks, Poly1305 over up to 16 ciphertext
+// blocks in one group of lanes), from 257 with two row sets, from 513
+// with the 16-block group.
 func sealChaCha(s *[16]uint32, rounds int, dst, src, ad []byte, tag *[16]byte) bool {
-	if !handlesChaCha(kernels.Active(), len(src)) {
+	k := kernels.Active()
+	if !handlesChaCha(k, len(src)) {
 		return false
 	}
 	switch n := len(src); {
@@ -59,8 +64,12 @@ func sealChaCha(s *[16]uint32, rounds int, dst, src, ad []byte, tag *[16]byte) b
 		chachaPolyAVX512x1Seal(s, rounds, dst, src, ad, tag)
 	case n <= 192:
 		chachaPolyAVX512x3Seal(s, rounds, dst, src, ad, tag)
-	case n <= 256:
+	case n <= 256 && k != ifmaKernel:
 		chachaPolyAVX512x4Seal(s, rounds, dst, src, ad, tag)
+	case n <= 256:
+		chachaPolyIFMAx4Seal(s, rounds, dst, src, ad, tag)
+	case n <= 512:
+		chachaPolyIFMAx8Seal(s, rounds, dst, src, ad, tag)
 	default:
 		chachaPolyIFMAx16Seal(s, rounds, dst, src, ad, tag)
 	}
@@ -68,7 +77,8 @@ func sealChaCha(s *[16]uint32, rounds int, dst, src, ad []byte, tag *[16]byte) b
 }
 
 func openChaCha(s *[16]uint32, rounds int, dst, src, ad []byte, tag *[16]byte) (ok, handled bool) {
-	if !handlesChaCha(kernels.Active(), len(src)) {
+	k := kernels.Active()
+	if !handlesChaCha(k, len(src)) {
 		return false, false
 	}
 	switch n := len(src); {
@@ -76,8 +86,12 @@ func openChaCha(s *[16]uint32, rounds int, dst, src, ad []byte, tag *[16]byte) (
 		return chachaPolyAVX512x1Open(s, rounds, dst, src, ad, tag), true
 	case n <= 192:
 		return chachaPolyAVX512x3Open(s, rounds, dst, src, ad, tag), true
-	case n <= 256:
+	case n <= 256 && k != ifmaKernel:
 		return chachaPolyAVX512x4Open(s, rounds, dst, src, ad, tag), true
+	case n <= 256:
+		return chachaPolyIFMAx4Open(s, rounds, dst, src, ad, tag), true
+	case n <= 512:
+		return chachaPolyIFMAx8Open(s, rounds, dst, src, ad, tag), true
 	default:
 		return chachaPolyIFMAx16Open(s, rounds, dst, src, ad, tag), true
 	}

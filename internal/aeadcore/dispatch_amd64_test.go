@@ -41,5 +41,5 @@ func TestGatesCoverRequiredFeatures(t *testing.T) {
 		"secretboxAVX512":  gate,
 		"chachaPolyIFMA":   append(gate, "AVX512IFMA", "AVX512VBMI2"),
 		"secretboxIFMA":    append(gate, "AVX512IFMA", "AVX512VBMI2"),
-	}, 18)
+	}, 22)
 }

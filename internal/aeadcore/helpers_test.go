@@ -30,14 +30,14 @@ func withKernels(t *testing.T, f func(t *testing.T)) {
 
 // takesChaCha restates which ChaCha-Poly1305 message lengths the active
 // kernel tier takes (dispatch_amd64.go): avx512 up to 256 bytes,
-// avx512ifma also 449 to MaxChaCha; the tests hold dispatch to it, so a
-// length quietly handed back fails as much as a wrong ciphertext.
+// avx512ifma every length up to MaxChaCha; the tests hold dispatch to it,
+// so a length quietly handed back fails as much as a wrong ciphertext.
 func takesChaCha(n int) bool {
 	switch Kernel() {
 	case "avx512":
 		return n <= 256
 	case "avx512ifma":
-		return n <= 256 || n > 448 && n <= MaxChaCha
+		return n <= MaxChaCha
 	}
 	return false
 }
