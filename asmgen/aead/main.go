@@ -41,6 +41,8 @@ func main() {
 	kernelShort("chachaPolyIFMAx4Open", 1, true)
 	kernelShort("chachaPolyIFMAx8Seal", 2, false)
 	kernelShort("chachaPolyIFMAx8Open", 2, true)
+	kernel16Secretbox("secretboxIFMAx16Seal", false)
+	kernel16Secretbox("secretboxIFMAx16Open", true)
 	// Branches test counters (DECQ), lengths (TESTQ, CMPQ, ANDQ on the
 	// message's and the additional data's) and, once, the verdict of
 	// Open's tag comparison (TESTQ), which is public.

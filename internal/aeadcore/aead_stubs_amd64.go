@@ -113,3 +113,14 @@ func chachaPolyIFMAx8Seal(s *[16]uint32, rounds int, dst []byte, src []byte, ad 
 //
 //go:noescape
 func chachaPolyIFMAx8Open(s *[16]uint32, rounds int, dst []byte, src []byte, ad []byte, tag *[16]byte) bool
+
+// secretboxIFMAx16Seal seals XSalsa20-Poly1305 (NaCl secretbox) messages of 272 to 1056 bytes.
+//
+//go:noescape
+func secretboxIFMAx16Seal(s *[16]uint32, rounds int, dst []byte, src []byte, tag *[16]byte)
+
+// secretboxIFMAx16Open opens XSalsa20-Poly1305 (NaCl secretbox) messages of 272 to 1056 bytes: it reports
+// whether tag is theirs and, only if it is, writes the plaintext to dst.
+//
+//go:noescape
+func secretboxIFMAx16Open(s *[16]uint32, rounds int, dst []byte, src []byte, tag *[16]byte) bool

@@ -4,17 +4,18 @@
 // after the caller's HSalsa subkey). A kernel computes block 0 — the
 // Poly1305 key — beside the message's key stream blocks, XORs them in and
 // computes Poly1305 over the additional data, the ciphertext and the
-// lengths (in general registers, or from 193 bytes on in AVX-512 IFMA
-// vector lanes), with no call or copy between the steps: at these sizes
-// the steps' latencies and the calls between them, not the work, are what
-// a message costs.
+// lengths (in general registers, or from 193 bytes on, 481 for secretbox,
+// in AVX-512 IFMA vector lanes), with no call or copy between the steps:
+// at these sizes the steps' latencies and the calls between them, not the
+// work, are what a message costs.
 //
 // The functions take the cipher state (from chachacore.Init or
 // salsacore.Init, block counter 0) and report whether a kernel handled
 // the message: only AVX-512 CPUs have the kernels, and only messages of
 // at most [MaxChaCha] or [MaxSecretbox] bytes take them (ChaCha-Poly1305
-// messages over 256 bytes only where the CPU has AVX-512 IFMA and VBMI2);
-// the caller does everything else its own way.
+// messages over 256 bytes, and secretbox messages over 480, only where
+// the CPU has AVX-512 IFMA and VBMI2); the caller does everything else its
+// own way.
 //
 // Open compares the tag in constant time and writes the plaintext to dst
 // only if it is valid; a failed Open leaves dst untouched. dst may be src
@@ -28,7 +29,7 @@ package aeadcore
 // The longest messages the kernels take, in bytes.
 const (
 	MaxChaCha    = 1024
-	MaxSecretbox = 480
+	MaxSecretbox = 1056
 )
 
 // SealChaCha writes the ciphertext of src (len(dst) >= len(src)) and the

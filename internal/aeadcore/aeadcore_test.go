@@ -104,6 +104,10 @@ func TestSecretboxMatchesReference(t *testing.T) {
 				ct := at(r, n, r.IntN(64))
 				var tag [16]byte
 				st := s
+				if !takesSecretbox(n) {
+					assertSecretboxHandedBack(t, &s, rounds, ct, pt, &tag)
+					continue
+				}
 				require.True(t, SealSecretbox(&st, rounds, ct, pt, &tag))
 				require.Equal(t, s, st, "the state is read only")
 				if !assertBytes(t, wantCT, ct, "seal r%d n %d", rounds, n) ||
@@ -140,6 +144,9 @@ func TestSecretboxMatchesXCrypto(t *testing.T) {
 			var s salsacore.State
 			salsacore.Init(&s, sub[:], nonce[16:])
 			got := make([]byte, 16+n)
+			if !takesSecretbox(n) {
+				continue
+			}
 			require.True(t, SealSecretbox(&s, 20, got[16:], pt, (*[16]byte)(got[:16])))
 			if !assert.Equal(t, want, got, "n %d", n) {
 				return
@@ -153,7 +160,7 @@ func TestSecretboxMatchesXCrypto(t *testing.T) {
 func TestInPlace(t *testing.T) {
 	r := testutil.Rand(t)
 	withKernels(t, func(t *testing.T) {
-		for _, n := range []int{0, 1, 63, 64, 65, 191, 192, 193, 255, 256, 257, 300, 448, 449, 479, 480, 511, 512, 513, 1000, 1024} {
+		for _, n := range []int{0, 1, 63, 64, 65, 191, 192, 193, 255, 256, 257, 300, 448, 449, 479, 480, 481, 511, 512, 513, 1000, 1024, 1025, 1056} {
 			pt := testutil.Bytes(r, n)
 			if takesChaCha(n) {
 				s, ad := chachaState(r), testutil.Bytes(r, 13)
@@ -167,7 +174,7 @@ func TestInPlace(t *testing.T) {
 				assert.True(t, ok)
 				assertBytes(t, pt, buf, "open in place, n %d", n)
 			}
-			if n > MaxSecretbox {
+			if !takesSecretbox(n) {
 				continue
 			}
 			s := salsaState(r)
@@ -190,7 +197,7 @@ func TestInPlace(t *testing.T) {
 func TestForgeriesWriteNothing(t *testing.T) {
 	r := testutil.Rand(t)
 	withKernels(t, func(t *testing.T) {
-		for _, n := range []int{0, 1, 17, 64, 100, 192, 200, 256, 300, 449, 512, 700, 1024} {
+		for _, n := range []int{0, 1, 17, 64, 100, 192, 200, 256, 300, 449, 481, 512, 700, 1024, 1056} {
 			s := chachaState(r)
 			pt, ad := testutil.Bytes(r, n), testutil.Bytes(r, 20)
 			ct, tag := reference{20}.chacha(t, s, pt, ad)
@@ -216,7 +223,7 @@ func TestForgeriesWriteNothing(t *testing.T) {
 			try("additional data", ct, a, tag)
 			try("additional data cut", ct, ad[:len(ad)-1], tag)
 
-			if n > MaxSecretbox {
+			if !takesSecretbox(n) {
 				continue
 			}
 			sb := salsaState(r)
@@ -225,7 +232,8 @@ func TestForgeriesWriteNothing(t *testing.T) {
 				bad := btag
 				bad[i] ^= 1
 				dst := bytes.Repeat([]byte{0xa5}, n+64)
-				ok, _ := OpenSecretbox(&sb, 20, dst[:n], bct, &bad)
+				ok, handled := OpenSecretbox(&sb, 20, dst[:n], bct, &bad)
+				require.True(t, handled, "n %d", n)
 				assert.False(t, ok)
 				assert.Equal(t, bytes.Repeat([]byte{0xa5}, n+64), dst, "secretbox forgery wrote to dst, n %d", n)
 			}
@@ -283,6 +291,17 @@ func assertHandedBack(t *testing.T, s *[16]uint32, rounds int, dst, src, ad []by
 	assert.Equal(t, g, *tag, "n %d", len(src))
 }
 
+// assertSecretboxHandedBack is assertHandedBack for secretbox.
+func assertSecretboxHandedBack(t *testing.T, s *[16]uint32, rounds int, dst, src []byte, tag *[16]byte) {
+	t.Helper()
+	d, g := bytes.Clone(dst), *tag
+	assert.False(t, SealSecretbox(s, rounds, dst, src, tag), "seal n %d", len(src))
+	_, handled := OpenSecretbox(s, rounds, dst, src, tag)
+	assert.False(t, handled, "open n %d", len(src))
+	assert.Equal(t, d, dst, "n %d", len(src))
+	assert.Equal(t, g, *tag, "n %d", len(src))
+}
+
 // TestGenericHandlesNothing: with the kernels off every message is the
 // caller's.
 func TestGenericHandlesNothing(t *testing.T) {
@@ -315,6 +334,8 @@ func TestNoAllocations(t *testing.T) {
 			OpenChaCha(&s, 20, buf, buf, ad, &tag)
 			SealSecretbox(&s, 20, buf[:300], buf[:300], &tag)
 			OpenSecretbox(&s, 20, buf[:300], buf[:300], &tag)
+			SealSecretbox(&s, 20, buf[:1000], buf[:1000], &tag)
+			OpenSecretbox(&s, 20, buf[:1000], buf[:1000], &tag)
 		})
 		assert.Zero(t, allocs)
 	})

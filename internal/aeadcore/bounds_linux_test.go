@@ -34,7 +34,7 @@ func TestStayInBounds(t *testing.T) {
 				ok, _ := OpenChaCha(&s, 20, src, dst, ad, &tag)
 				assert.True(t, ok, "open n %d", n)
 			}
-			if n > MaxSecretbox {
+			if !takesSecretbox(n) {
 				continue
 			}
 			s := salsaState(r)

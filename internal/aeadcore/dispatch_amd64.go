@@ -12,8 +12,8 @@ import (
 // chachaPolyAVX512 and secretboxAVX512 kernels in aead_amd64.s: AVX-512 F,
 // VL and BW (byte masks), BMI2 (BZHI, MULX, SHLX); x/sys/cpu reports
 // AVX-512 only when the OS saves its registers. avx512ifma has those
-// kernels and the chachaPolyIFMA ones, whose Poly1305 runs in vector lanes
-// (AVX-512 IFMA, and VBMI2 for VPSHRDQ).
+// kernels and the chachaPolyIFMA and secretboxIFMA ones, whose Poly1305
+// runs in vector lanes (AVX-512 IFMA, and VBMI2 for VPSHRDQ).
 const (
 	avx512Kernel impl.ID = impl.Generic + 1 + iota
 	ifmaKernel
@@ -97,8 +97,24 @@ func openChaCha(s *[16]uint32, rounds int, dst, src, ad []byte, tag *[16]byte) (
 	}
 }
 
+// handlesSecretbox reports whether the kernel tier k takes a secretbox
+// message of n bytes: avx512 up to 480, avx512ifma up to MaxSecretbox.
+// From 481 bytes on the 16-block kernel (block 0 beside a 16-block group,
+// Poly1305 in vector lanes) takes them; below, the 7-block one measured
+// faster (see docs/KERNELS.md).
+func handlesSecretbox(k impl.ID, n int) bool {
+	switch {
+	case k == impl.Generic:
+		return false
+	case n <= 480:
+		return true
+	default:
+		return k == ifmaKernel
+	}
+}
+
 func sealSecretbox(s *[16]uint32, rounds int, dst, src []byte, tag *[16]byte) bool {
-	if kernels.Active() == impl.Generic {
+	if !handlesSecretbox(kernels.Active(), len(src)) {
 		return false
 	}
 	switch n := len(src); {
@@ -108,14 +124,16 @@ func sealSecretbox(s *[16]uint32, rounds int, dst, src []byte, tag *[16]byte) bo
 		secretboxAVX512x3Seal(s, rounds, dst, src, tag)
 	case n <= 288:
 		secretboxAVX512x4Seal(s, rounds, dst, src, tag)
-	default:
+	case n <= 480:
 		secretboxAVX512x7Seal(s, rounds, dst, src, tag)
+	default:
+		secretboxIFMAx16Seal(s, rounds, dst, src, tag)
 	}
 	return true
 }
 
 func openSecretbox(s *[16]uint32, rounds int, dst, src []byte, tag *[16]byte) (ok, handled bool) {
-	if kernels.Active() == impl.Generic {
+	if !handlesSecretbox(kernels.Active(), len(src)) {
 		return false, false
 	}
 	switch n := len(src); {
@@ -125,7 +143,9 @@ func openSecretbox(s *[16]uint32, rounds int, dst, src []byte, tag *[16]byte) (o
 		return secretboxAVX512x3Open(s, rounds, dst, src, tag), true
 	case n <= 288:
 		return secretboxAVX512x4Open(s, rounds, dst, src, tag), true
-	default:
+	case n <= 480:
 		return secretboxAVX512x7Open(s, rounds, dst, src, tag), true
+	default:
+		return secretboxIFMAx16Open(s, rounds, dst, src, tag), true
 	}
 }

@@ -40,5 +40,6 @@ func TestGatesCoverRequiredFeatures(t *testing.T) {
 		"chachaPolyAVX512": gate,
 		"secretboxAVX512":  gate,
 		"chachaPolyIFMA":   append(gate, "AVX512IFMA", "AVX512VBMI2"),
-	}, 16)
+		"secretboxIFMA":    append(gate, "AVX512IFMA", "AVX512VBMI2"),
+	}, 22)
 }

@@ -42,6 +42,19 @@ func takesChaCha(n int) bool {
 	return false
 }
 
+// takesSecretbox restates which secretbox message lengths the active
+// kernel tier takes (dispatch_amd64.go): avx512 up to 480 bytes,
+// avx512ifma up to MaxSecretbox.
+func takesSecretbox(n int) bool {
+	switch Kernel() {
+	case "avx512":
+		return n <= 480
+	case "avx512ifma":
+		return n <= MaxSecretbox
+	}
+	return false
+}
+
 // reference computes both constructions the long way, on the cores'
 // generic code: the key stream block by block, Poly1305 over the MAC
 // input built by hand. It is what the kernels are held to at every round
