@@ -83,21 +83,26 @@ func kernel16(name string, open bool) {
 		MOVQ(r, count)
 	}
 	sc.load()
-	doubleRounds(name, count, []group{g}, sc)
-	k := newKey(sc.key())
-
-	Comment("The additional data.")
-	{
-		a := newAcc()
-		adp, adn := GP64(), GP64()
-		Load(Param("ad").Base(), adp)
-		Load(Param("ad").Len(), adn)
-		a.padded(k, adp, adn, name+"_ad")
-		l0, l1, l2 := ifma.SplitH44(a.h0, a.h1, a.h2)
-		MOVQ(l0, pre)
-		MOVQ(l1, pre.Offset(8))
-		MOVQ(l2, pre.Offset(16))
-	}
+	var k key
+	skewedRounds(name, count, g, sc, func() [][]func() {
+		k = newKey(sc.key())
+		chunks := t.scalarPowers(f, k)
+		// the additional data beside the first double round after (it
+		// has a loop, so it must not go to a round only some counts have)
+		chunks[0] = append(chunks[0], func() {
+			Comment("The additional data.")
+			a := newAcc()
+			adp, adn := GP64(), GP64()
+			Load(Param("ad").Base(), adp)
+			Load(Param("ad").Len(), adn)
+			a.padded(k, adp, adn, name+"_ad")
+			l0, l1, l2 := ifma.SplitH44(a.h0, a.h1, a.h2)
+			MOVQ(l0, pre)
+			MOVQ(l1, pre.Offset(8))
+			MOVQ(l2, pre.Offset(16))
+		})
+		return chunks
+	})
 
 	Comment("Key stream out (seal: XORed, to dst and the frame; open: kept).")
 	g.feedForward()
@@ -136,7 +141,7 @@ func kernel16(name string, open bool) {
 	}
 
 	Comment("Poly1305 over the ciphertext and the lengths, in vector lanes.")
-	t.fill(f, k, l.k)
+	t.fillRest(f, l.k)
 	full, kLast, n := GP64(), GP64(), GP64()
 	{
 		// blocks k = (n+15)/16 + 1; full = (k-1)/16; kLast = k - 16·full

@@ -101,3 +101,87 @@ func (t powerTable) fill(f *frame64, k key, c ifma.Consts) {
 		}
 	}
 }
+
+// scalarPowers returns the code that computes r, r^2, r^3, r^4, r^8 and
+// r^12 from the clamped r at the key in general registers (MULX,
+// ifma.MulScalar) and stores them at their entries, in chunks for a
+// kernel to place beside its vector rounds (skewedRounds): a chain of
+// four multiplications (r^2, r^4, r^8, r^12) and one beside it (r^3).
+// Each product is read back from the table, so nothing stays in registers
+// between the chunks. fillRest then computes the others in one vector
+// multiplication.
+func (t powerTable) scalarPowers(f *frame64, k key) [][]func() {
+	store := func(n int, l [3]GPVirtual) {
+		b := f.base()
+		for c := range 3 {
+			MOVQ(l[c], t.at(b, c, 16-n))
+		}
+		for c := 1; c < 3; c++ {
+			x := GP64()
+			LEAQ(Mem{Base: l[c], Index: l[c], Scale: 4}, x) // 5·l
+			SHLQ(U8(2), x)
+			MOVQ(x, t.at(b, 2+c, 16-n))
+		}
+	}
+	mul := func(a, b int) func() {
+		return func() {
+			base := f.base()
+			y := t.mults(base, 16-b)
+			var x [3]Op
+			for c := range x {
+				x[c] = t.at(base, c, 16-a)
+			}
+			store(a+b, ifma.MulScalar(x, y))
+		}
+	}
+	r1 := func() {
+		l0, l1, l2 := ifma.LoadR44(k.r0())
+		store(1, [3]GPVirtual{l0, l1, l2})
+	}
+	return [][]func(){
+		{r1, mul(1, 1)},
+		{mul(2, 2), mul(2, 1)},
+		{mul(4, 4)},
+		{mul(8, 4)},
+	}
+}
+
+// fillRest computes the powers scalarPowers leaves out in vector lanes,
+// from r..r^4, r^8 and r^12 in the table: x = (r^4, r^3, r^2, r, r^4, r^3,
+// r^2, r) times (r^4 four times, r^8 four times) is r^8..r^5 and
+// r^12..r^9, and x times r^12 is r^16..r^13, two independent products.
+func (t powerTable) fillRest(f *frame64, c ifma.Consts) {
+	b := f.base()
+	var x [3]VecVirtual
+	for i := range x {
+		x[i] = ZMM()
+		VMOVDQU64(t.at(b, i, 8), x[i])
+		VSHUFI64X2(U8(0xee), x[i], x[i], x[i]) // entries 12-15 twice
+	}
+	upper, g := K(), GP32()
+	MOVL(U32(0xf0), g)
+	KMOVW(g, upper)
+	var y48, y12 [5]Op
+	for a := range 5 {
+		v, w := ZMM(), ZMM()
+		VPBROADCASTQ(t.at(b, a, 12), v)
+		VPBROADCASTQ(t.at(b, a, 8), upper, v)
+		VPBROADCASTQ(t.at(b, a, 4), w)
+		y48[a], y12[a] = v, w
+	}
+	num := func() [3]VecVirtual { return [3]VecVirtual{ZMM(), ZMM(), ZMM()} }
+	p48, p12 := num(), num()
+	for i := range 3 {
+		VMOVDQA64(x[i], p48[i])
+		VMOVDQA64(x[i], p12[i])
+	}
+	ifma.Mul(p48, num(), num(), y48, c, false)
+	ifma.Mul(p12, num(), num(), y12, c, false)
+	for a, m := range ifma.Times20(p48, c) {
+		VEXTRACTI64X4(U8(1), m, t.at(b, a, 4))
+		VMOVDQU64(m.AsY(), t.at(b, a, 8))
+	}
+	for a, m := range ifma.Times20(p12, c) {
+		VMOVDQU64(m.AsY(), t.at(b, a, 0))
+	}
+}
