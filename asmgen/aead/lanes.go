@@ -63,24 +63,28 @@ func newLanes(t powerTable) *lanes {
 // group loads the 16 blocks at m (256 bytes) as two vectors of limbs, each
 // block with the 2^128 bit.
 func (l *lanes) group(m Mem) [2][3]VecVirtual {
-	var g [2][3]VecVirtual
-	for p := range g {
-		x, y := ZMM(), ZMM()
-		VMOVDQU64(m.Offset(128*p), x)
-		VMOVDQU64(m.Offset(128*p+64), y)
-		lo, hi := ZMM(), ZMM()
-		VPUNPCKLQDQ(y, x, lo)
-		VPUNPCKHQDQ(y, x, hi)
-		for i := range 3 {
-			g[p][i] = ZMM()
-		}
-		// m0 = lo & mask; m1 = (lo>>44 | hi<<20) & mask; m2 = hi>>24 | 2^40
-		VPANDQ(l.k.Mask44, lo, g[p][0])
-		VPSHRDQ(U8(44), hi, lo, g[p][1])
-		VPANDQ(l.k.Mask44, g[p][1], g[p][1])
-		VPSRLQ(U8(24), hi, g[p][2])
-		VPORQ(l.hibit, g[p][2], g[p][2])
+	return [2][3]VecVirtual{l.pair(m, 0), l.pair(m, 1)}
+}
+
+// pair loads blocks 8p..8p+7 of the group at m as a vector of limbs (lane
+// q holding block 8p + laneBlock[q]).
+func (l *lanes) pair(m Mem, p int) [3]VecVirtual {
+	var g [3]VecVirtual
+	x, y := ZMM(), ZMM()
+	VMOVDQU64(m.Offset(128*p), x)
+	VMOVDQU64(m.Offset(128*p+64), y)
+	lo, hi := ZMM(), ZMM()
+	VPUNPCKLQDQ(y, x, lo)
+	VPUNPCKHQDQ(y, x, hi)
+	for i := range 3 {
+		g[i] = ZMM()
 	}
+	// m0 = lo & mask; m1 = (lo>>44 | hi<<20) & mask; m2 = hi>>24 | 2^40
+	VPANDQ(l.k.Mask44, lo, g[0])
+	VPSHRDQ(U8(44), hi, lo, g[1])
+	VPANDQ(l.k.Mask44, g[1], g[1])
+	VPSRLQ(U8(24), hi, g[2])
+	VPORQ(l.hibit, g[2], g[2])
 	return g
 }
 
@@ -100,16 +104,21 @@ func (l *lanes) powers(base Mem, first, p int) [5]Op {
 // on to cols (nil: start them).
 func (l *lanes) products(g [2][3]VecVirtual, base Mem, first int, cols *[3]VecVirtual) {
 	for p := range g {
-		lo := [3]VecVirtual{ZMM(), ZMM(), ZMM()}
-		hi := [3]VecVirtual{ZMM(), ZMM(), ZMM()}
-		ifma.Products(g[p], lo, hi, l.powers(base, first, p), l.k, false)
-		if cols[0] == nil {
-			*cols = lo
-			continue
-		}
-		for i := range 3 {
-			VPADDQ(lo[i], cols[i], cols[i])
-		}
+		l.pairProducts(g[p], p, base, first, cols)
+	}
+}
+
+// pairProducts is products for pair p alone.
+func (l *lanes) pairProducts(g [3]VecVirtual, p int, base Mem, first int, cols *[3]VecVirtual) {
+	lo := [3]VecVirtual{ZMM(), ZMM(), ZMM()}
+	hi := [3]VecVirtual{ZMM(), ZMM(), ZMM()}
+	ifma.Products(g, lo, hi, l.powers(base, first, p), l.k, false)
+	if cols[0] == nil {
+		*cols = lo
+		return
+	}
+	for i := range 3 {
+		VPADDQ(lo[i], cols[i], cols[i])
 	}
 }
 
@@ -176,18 +185,24 @@ func (l *lanes) macLanes(name string, f *frame64, ctOff int, pre Mem, full, kLas
 	fullSum := ifma.HSum(cols, [3]VecVirtual{ZMM(), ZMM(), ZMM()})
 
 	// The last group at in + 256·full, its powers from entry 16 - kLast.
-	gp, tp := GP64(), GP64()
+	gp, tp, n := GP64(), GP64(), GP64()
 	LEAQ(in, gp)
 	MOVQ(full, tp)
 	SHLQ(U8(8), tp)
 	ADDQ(tp, gp)
-	last := l.group(Mem{Base: gp})
+	// (its second pair only if it has more than 8 blocks: their powers
+	// are all zero otherwise)
 	LEAQ(b, tp)
-	MOVQ(U32(16), gp)
-	SUBQ(kLast, gp)
-	LEAQ(Mem{Base: tp, Index: gp, Scale: 8}, tp)
+	MOVQ(U32(16), n)
+	SUBQ(kLast, n)
+	LEAQ(Mem{Base: tp, Index: n, Scale: 8}, tp)
 	var lastCols [3]VecVirtual
-	l.products(last, Mem{Base: tp}, 0, &lastCols)
+	l.pairProducts(l.pair(Mem{Base: gp}, 0), 0, Mem{Base: tp}, 0, &lastCols)
+	short := fmtName("%s_lastpair", name)
+	CMPQ(kLast, U8(8))
+	JBE(LabelRef(short))
+	l.pairProducts(l.pair(Mem{Base: gp}, 1), 1, Mem{Base: tp}, 0, &lastCols)
+	Label(short)
 	lastSum := ifma.HSum(lastCols, [3]VecVirtual{ZMM(), ZMM(), ZMM()})
 
 	// The full groups' sum times r^kLast, entry 16 - kLast (still at tp).

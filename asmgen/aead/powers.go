@@ -142,7 +142,8 @@ func (t powerTable) scalarPowers(f *frame64, k key) [][]func() {
 		{r1, mul(1, 1)},
 		{mul(2, 2), mul(2, 1)},
 		{mul(4, 4)},
-		{mul(8, 4)},
+		{mul(8, 4), mul(8, 8)},
+		{mul(12, 1), mul(12, 2), mul(12, 3)},
 	}
 }
 
@@ -161,27 +162,21 @@ func (t powerTable) fillRest(f *frame64, c ifma.Consts) {
 	upper, g := K(), GP32()
 	MOVL(U32(0xf0), g)
 	KMOVW(g, upper)
-	var y48, y12 [5]Op
+	var y48 [5]Op
 	for a := range 5 {
-		v, w := ZMM(), ZMM()
+		v := ZMM()
 		VPBROADCASTQ(t.at(b, a, 12), v)
 		VPBROADCASTQ(t.at(b, a, 8), upper, v)
-		VPBROADCASTQ(t.at(b, a, 4), w)
-		y48[a], y12[a] = v, w
+		y48[a] = v
 	}
 	num := func() [3]VecVirtual { return [3]VecVirtual{ZMM(), ZMM(), ZMM()} }
-	p48, p12 := num(), num()
+	p48 := num()
 	for i := range 3 {
 		VMOVDQA64(x[i], p48[i])
-		VMOVDQA64(x[i], p12[i])
 	}
 	ifma.Mul(p48, num(), num(), y48, c, false)
-	ifma.Mul(p12, num(), num(), y12, c, false)
 	for a, m := range ifma.Times20(p48, c) {
 		VEXTRACTI64X4(U8(1), m, t.at(b, a, 4))
 		VMOVDQU64(m.AsY(), t.at(b, a, 8))
-	}
-	for a, m := range ifma.Times20(p12, c) {
-		VMOVDQU64(m.AsY(), t.at(b, a, 0))
 	}
 }

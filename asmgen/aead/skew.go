@@ -38,13 +38,13 @@ func skewedRounds(name string, count Mem, g group, sc *scalarChaCha, done func()
 	Comment("Block 0's double rounds beside the group's: n1 one to one, then n2 two to one.")
 	n1 := AllocLocal(8)
 	{
-		c, n2, three := GP64(), GP64(), GP64()
+		c, n2, most := GP64(), GP64(), GP64()
 		MOVQ(count, c)
 		MOVQ(c, n2)
 		SHRQ(U8(1), n2)
-		MOVQ(U32(maxSkewedHalf), three)
-		CMPQ(n2, three)
-		CMOVQGT(three, n2)
+		MOVQ(U32(maxSkewedHalf), most)
+		CMPQ(n2, most)
+		CMOVQGT(most, n2)
 		MOVQ(n2, count)
 		SUBQ(n2, c)
 		SUBQ(n2, c)
@@ -63,13 +63,13 @@ func skewedRounds(name string, count Mem, g group, sc *scalarChaCha, done func()
 	JNZ(LabelRef(name + "_rounds2"))
 	{
 		// count again n2, for the second half
-		c, n2, three := GP64(), GP64(), GP64()
-		MOVQ(U32(maxSkewedHalf), three)
+		c, n2, most := GP64(), GP64(), GP64()
+		MOVQ(U32(maxSkewedHalf), most)
 		Load(Param("rounds"), c)
 		SHRQ(U8(2), c)
 		MOVQ(c, n2)
-		CMPQ(n2, three)
-		CMOVQGT(three, n2)
+		CMPQ(n2, most)
+		CMOVQGT(most, n2)
 		MOVQ(n2, count)
 	}
 	chunks := done()
@@ -110,7 +110,7 @@ func emit(code []func()) {
 // The double rounds left for the chunks: at least 2 (ChaCha8), at most
 // 3.
 const (
-	minSkewedHalf = 2
+	minSkewedHalf = 1
 	maxSkewedHalf = 5
 )
 
