@@ -122,31 +122,6 @@ func (l *lanes) pairProducts(g [3]VecVirtual, p int, base Mem, first int, cols *
 	}
 }
 
-// carry44 carries columns below 2^60 into limbs below 2^44, 2^44 + 2^13
-// and 2^42, folding bits 130 and up back times 5.
-func carry44(c [3]GPVirtual) [3]GPVirtual {
-	mask, t := GP64(), GP64()
-	MOVQ(U64(1<<44-1), mask)
-	carry := func(from, to GPVirtual) {
-		MOVQ(from, t)
-		SHRQ(U8(44), t)
-		ANDQ(mask, from)
-		ADDQ(t, to)
-	}
-	carry(c[0], c[1])
-	carry(c[1], c[2])
-	MOVQ(c[2], t)
-	SHRQ(U8(42), t)
-	SHRQ(U8(2), mask)
-	ANDQ(mask, c[2])
-	LEAQ(Mem{Base: t, Index: t, Scale: 4}, t)
-	ADDQ(t, c[0])
-	SHLQ(U8(2), mask)
-	ORQ(U8(3), mask)
-	carry(c[0], c[1])
-	return c
-}
-
 // macLanes computes h = Σ m_i·r^(k-i) + pre·r^k over the k blocks at
 // ctOff in f (an area of 256·(full+1) bytes, whose blocks past k may hold
 // anything), for full = (k-1)/16 full groups between 1 and maxFull and
@@ -206,10 +181,10 @@ func (l *lanes) macLanes(name string, f *frame64, ctOff int, pre Mem, full, kLas
 	lastSum := ifma.HSum(lastCols, [3]VecVirtual{ZMM(), ZMM(), ZMM()})
 
 	// The full groups' sum times r^kLast, entry 16 - kLast (still at tp).
-	x := carry44(fullSum)
+	ifma.Carry44(fullSum[0], fullSum[1], fullSum[2])
 	var xo [3]Op
 	for i := range 3 {
-		xo[i] = x[i]
+		xo[i] = fullSum[i]
 	}
 	y := ifma.MulScalar(xo, t.mults(Mem{Base: tp}, 0))
 	for i := range 3 {
