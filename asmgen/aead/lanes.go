@@ -171,6 +171,9 @@ func (l *lanes) macLanes(name string, f *frame64, ctOff int, pre Mem, full, kLas
 	MOVQ(U32(16), n)
 	SUBQ(kLast, n)
 	LEAQ(Mem{Base: tp, Index: n, Scale: 8}, tp)
+	alone, join := fmtName("%s_lenalone", name), fmtName("%s_lastdone", name)
+	CMPQ(kLast, U8(1))
+	JE(LabelRef(alone))
 	var lastCols [3]VecVirtual
 	l.pairProducts(l.pair(Mem{Base: gp}, 0), 0, Mem{Base: tp}, 0, &lastCols)
 	short := fmtName("%s_lastpair", name)
@@ -179,8 +182,28 @@ func (l *lanes) macLanes(name string, f *frame64, ctOff int, pre Mem, full, kLas
 	l.pairProducts(l.pair(Mem{Base: gp}, 1), 1, Mem{Base: tp}, 0, &lastCols)
 	Label(short)
 	lastSum := ifma.HSum(lastCols, [3]VecVirtual{ZMM(), ZMM(), ZMM()})
+	JMP(LabelRef(join))
 
-	// The full groups' sum times r^kLast, entry 16 - kLast (still at tp).
+	// A last group of one block (the ciphertext filled whole groups, so
+	// it is the length block) needs no lanes: h = (full groups' sum +
+	// block)·r, which the multiplication below makes of it.
+	Label(alone)
+	{
+		m0, m1, top := GP64(), GP64(), GP64()
+		MOVQ(Mem{Base: gp}, m0)
+		MOVQ(Mem{Base: gp, Disp: 8}, m1)
+		MOVQ(U32(1), top)
+		m := [3]GPVirtual{}
+		m[0], m[1], m[2] = ifma.SplitH44(m0, m1, top)
+		for i := range 3 {
+			ADDQ(m[i], fullSum[i])
+			XORQ(lastSum[i], lastSum[i])
+		}
+	}
+	Label(join)
+
+	// The full groups' sum times r^kLast, entry 16 - kLast (still at tp),
+	// plus the last group's.
 	ifma.Carry44(fullSum[0], fullSum[1], fullSum[2])
 	var xo [3]Op
 	for i := range 3 {

@@ -8650,20 +8650,20 @@ skip_aead_106:
 	VMOVDQU64     Y4, 2112(AX)
 	VEXTRACTI64X4 $0x01, Z5, 2336(AX)
 	VMOVDQU64     Y5, 2368(AX)
-	MOVQ          src_len+48(FP), SI
-	ADDQ          $0x0f, SI
-	SHRQ          $0x04, SI
-	MOVQ          SI, BX
+	MOVQ          src_len+48(FP), DI
+	ADDQ          $0x0f, DI
+	SHRQ          $0x04, DI
+	MOVQ          DI, BX
 	SHRQ          $0x04, BX
-	INCQ          SI
+	INCQ          DI
 	MOVQ          BX, AX
 	SHLQ          $0x04, AX
-	SUBQ          AX, SI
-	LEAQ          (SP), DI
-	ADDQ          $0x3f, DI
-	ANDQ          $-64, DI
-	VMOVDQU64     (DI), Z0
-	VMOVDQU64     64(DI), Z2
+	SUBQ          AX, DI
+	LEAQ          (SP), R8
+	ADDQ          $0x3f, R8
+	ANDQ          $-64, R8
+	VMOVDQU64     (R8), Z0
+	VMOVDQU64     64(R8), Z2
 	VPUNPCKLQDQ   Z2, Z0, Z3
 	VPUNPCKHQDQ   Z2, Z0, Z0
 	VPANDQ        Z17, Z3, Z2
@@ -8671,8 +8671,8 @@ skip_aead_106:
 	VPANDQ        Z17, Z3, Z3
 	VPSRLQ        $0x18, Z0, Z0
 	VPORQ         Z23, Z0, Z0
-	VMOVDQU64     128(DI), Z4
-	VMOVDQU64     192(DI), Z5
+	VMOVDQU64     128(R8), Z4
+	VMOVDQU64     192(R8), Z5
 	VPUNPCKLQDQ   Z5, Z4, Z6
 	VPUNPCKHQDQ   Z5, Z4, Z4
 	VPANDQ        Z17, Z6, Z5
@@ -8686,15 +8686,15 @@ skip_aead_106:
 	VPADDQ        Z1, Z3, Z3
 	VMOVQ         2648(SP), X1
 	VPADDQ        Z1, Z0, Z0
-	VPBROADCASTQ  1280(DI), Z1
-	VPBROADCASTQ  1536(DI), Z7
-	VPBROADCASTQ  1792(DI), Z8
-	VPBROADCASTQ  2048(DI), Z9
-	VPBROADCASTQ  2304(DI), Z10
+	VPBROADCASTQ  1280(R8), Z1
+	VPBROADCASTQ  1536(R8), Z7
+	VPBROADCASTQ  1792(R8), Z8
+	VPBROADCASTQ  2048(R8), Z9
+	VPBROADCASTQ  2304(R8), Z10
 	CMPQ          BX, $0x01
 	JBE           chachaPolyIFMAx16Seal_group1
-	VMOVDQU64     256(DI), Z11
-	VMOVDQU64     320(DI), Z12
+	VMOVDQU64     256(R8), Z11
+	VMOVDQU64     320(R8), Z12
 	VPUNPCKLQDQ   Z12, Z11, Z13
 	VPUNPCKHQDQ   Z12, Z11, Z11
 	VPANDQ        Z17, Z13, Z12
@@ -8702,8 +8702,8 @@ skip_aead_106:
 	VPANDQ        Z17, Z13, Z13
 	VPSRLQ        $0x18, Z11, Z11
 	VPORQ         Z23, Z11, Z11
-	VMOVDQU64     384(DI), Z14
-	VMOVDQU64     448(DI), Z15
+	VMOVDQU64     384(R8), Z14
+	VMOVDQU64     448(R8), Z15
 	VPUNPCKLQDQ   Z15, Z14, Z16
 	VPUNPCKHQDQ   Z15, Z14, Z14
 	VPANDQ        Z17, Z16, Z15
@@ -8781,8 +8781,8 @@ skip_aead_106:
 chachaPolyIFMAx16Seal_group1:
 	CMPQ        BX, $0x02
 	JBE         chachaPolyIFMAx16Seal_group2
-	VMOVDQU64   512(DI), Z11
-	VMOVDQU64   576(DI), Z12
+	VMOVDQU64   512(R8), Z11
+	VMOVDQU64   576(R8), Z12
 	VPUNPCKLQDQ Z12, Z11, Z13
 	VPUNPCKHQDQ Z12, Z11, Z11
 	VPANDQ      Z17, Z13, Z12
@@ -8790,8 +8790,8 @@ chachaPolyIFMAx16Seal_group1:
 	VPANDQ      Z17, Z13, Z13
 	VPSRLQ      $0x18, Z11, Z11
 	VPORQ       Z23, Z11, Z11
-	VMOVDQU64   640(DI), Z14
-	VMOVDQU64   704(DI), Z15
+	VMOVDQU64   640(R8), Z14
+	VMOVDQU64   704(R8), Z15
 	VPUNPCKLQDQ Z15, Z14, Z16
 	VPUNPCKHQDQ Z15, Z14, Z14
 	VPANDQ      Z17, Z16, Z15
@@ -8869,8 +8869,8 @@ chachaPolyIFMAx16Seal_group1:
 chachaPolyIFMAx16Seal_group2:
 	CMPQ        BX, $0x03
 	JBE         chachaPolyIFMAx16Seal_group3
-	VMOVDQU64   768(DI), Z11
-	VMOVDQU64   832(DI), Z12
+	VMOVDQU64   768(R8), Z11
+	VMOVDQU64   832(R8), Z12
 	VPUNPCKLQDQ Z12, Z11, Z13
 	VPUNPCKHQDQ Z12, Z11, Z11
 	VPANDQ      Z17, Z13, Z12
@@ -8878,8 +8878,8 @@ chachaPolyIFMAx16Seal_group2:
 	VPANDQ      Z17, Z13, Z13
 	VPSRLQ      $0x18, Z11, Z11
 	VPORQ       Z23, Z11, Z11
-	VMOVDQU64   896(DI), Z14
-	VMOVDQU64   960(DI), Z15
+	VMOVDQU64   896(R8), Z14
+	VMOVDQU64   960(R8), Z15
 	VPUNPCKLQDQ Z15, Z14, Z16
 	VPUNPCKHQDQ Z15, Z14, Z14
 	VPANDQ      Z17, Z16, Z15
@@ -8955,11 +8955,11 @@ chachaPolyIFMAx16Seal_group2:
 	VPMADD52LUQ Z21, Z13, Z5
 
 chachaPolyIFMAx16Seal_group3:
-	VPERMQ        1280(DI), Z24, Z12
-	VPERMQ        1536(DI), Z24, Z13
-	VPERMQ        1792(DI), Z24, Z14
-	VPERMQ        2048(DI), Z24, Z15
-	VPERMQ        2304(DI), Z24, Z16
+	VPERMQ        1280(R8), Z24, Z12
+	VPERMQ        1536(R8), Z24, Z13
+	VPERMQ        1792(R8), Z24, Z14
+	VPERMQ        2048(R8), Z24, Z15
+	VPERMQ        2304(R8), Z24, Z16
 	VPSUBQ        Z1, Z1, Z1
 	VPSUBQ        Z9, Z9, Z9
 	VPSUBQ        Z7, Z7, Z7
@@ -8987,11 +8987,11 @@ chachaPolyIFMAx16Seal_group3:
 	VPMADD52LUQ   Z19, Z9, Z7
 	VPMADD52LUQ   Z19, Z10, Z8
 	VPMADD52LUQ   Z20, Z11, Z1
-	VPERMQ        1344(DI), Z24, Z12
-	VPERMQ        1600(DI), Z24, Z13
-	VPERMQ        1856(DI), Z24, Z14
-	VPERMQ        2112(DI), Z24, Z15
-	VPERMQ        2368(DI), Z24, Z16
+	VPERMQ        1344(R8), Z24, Z12
+	VPERMQ        1600(R8), Z24, Z13
+	VPERMQ        1856(R8), Z24, Z14
+	VPERMQ        2112(R8), Z24, Z15
+	VPERMQ        2368(R8), Z24, Z16
 	VPSUBQ        Z0, Z0, Z0
 	VPSUBQ        Z9, Z9, Z9
 	VPSUBQ        Z2, Z2, Z2
@@ -9043,15 +9043,17 @@ chachaPolyIFMAx16Seal_group3:
 	VPSHUFD       $0x4e, X8, X0
 	VPADDQ        X0, X8, X8
 	VMOVQ         X8, CX
-	LEAQ          (DI), R8
+	LEAQ          (R8), SI
 	SHLQ          $0x08, BX
-	ADDQ          BX, R8
-	LEAQ          (DI), BX
-	MOVQ          $0x00000010, DI
-	SUBQ          SI, DI
-	LEAQ          (BX)(DI*8), BX
-	VMOVDQU64     (R8), Z0
-	VMOVDQU64     64(R8), Z1
+	ADDQ          BX, SI
+	LEAQ          (R8), BX
+	MOVQ          $0x00000010, R8
+	SUBQ          DI, R8
+	LEAQ          (BX)(R8*8), BX
+	CMPQ          DI, $0x01
+	JE            chachaPolyIFMAx16Seal_lenalone
+	VMOVDQU64     (SI), Z0
+	VMOVDQU64     64(SI), Z1
 	VPUNPCKLQDQ   Z1, Z0, Z2
 	VPUNPCKHQDQ   Z1, Z0, Z0
 	VPANDQ        Z17, Z2, Z1
@@ -9091,10 +9093,10 @@ chachaPolyIFMAx16Seal_group3:
 	VPMADD52LUQ   Z19, Z6, Z4
 	VPMADD52LUQ   Z19, Z7, Z5
 	VPMADD52LUQ   Z20, Z8, Z3
-	CMPQ          SI, $0x08
+	CMPQ          DI, $0x08
 	JBE           chachaPolyIFMAx16Seal_lastpair
-	VMOVDQU64     128(R8), Z0
-	VMOVDQU64     192(R8), Z1
+	VMOVDQU64     128(SI), Z0
+	VMOVDQU64     192(SI), Z1
 	VPUNPCKLQDQ   Z1, Z0, Z2
 	VPUNPCKHQDQ   Z1, Z0, Z0
 	VPANDQ        Z17, Z2, Z1
@@ -9160,134 +9162,156 @@ chachaPolyIFMAx16Seal_lastpair:
 	VPSHUFD       $0x4e, X5, X0
 	VPADDQ        X0, X5, X5
 	VMOVQ         X5, R8
-	MOVQ          $0x00000fffffffffff, R9
-	MOVQ          DX, R10
-	SHRQ          $0x2c, R10
-	ANDQ          R9, DX
-	ADDQ          R10, AX
-	MOVQ          AX, R10
-	SHRQ          $0x2c, R10
-	ANDQ          R9, AX
-	ADDQ          R10, CX
-	MOVQ          CX, R10
-	SHRQ          $0x2a, R10
-	SHRQ          $0x02, R9
-	ANDQ          R9, CX
-	LEAQ          (R10)(R10*4), R10
-	ADDQ          R10, DX
-	SHLQ          $0x02, R9
-	ORQ           $0x03, R9
-	MOVQ          DX, R10
-	SHRQ          $0x2c, R10
-	ANDQ          R9, DX
-	ADDQ          R10, AX
-	MULXQ         1280(BX), R9, R10
-	MULXQ         1536(BX), R11, R12
-	MULXQ         1792(BX), R13, R14
-	MOVQ          AX, DX
-	MULXQ         2304(BX), AX, R15
-	ADDQ          AX, R9
-	ADCQ          R15, R10
-	MULXQ         1280(BX), AX, R15
-	ADDQ          AX, R11
-	ADCQ          R15, R12
-	MULXQ         1536(BX), AX, DX
-	ADDQ          AX, R13
-	ADCQ          DX, R14
-	MOVQ          CX, DX
-	MULXQ         2048(BX), AX, CX
-	ADDQ          AX, R9
-	ADCQ          CX, R10
-	MULXQ         2304(BX), AX, CX
-	ADDQ          AX, R11
-	ADCQ          CX, R12
-	MULXQ         1280(BX), AX, CX
-	ADDQ          AX, R13
-	ADCQ          CX, R14
-	MOVQ          $0x00000fffffffffff, AX
-	MOVQ          R9, CX
-	ANDQ          AX, CX
-	SHRQ          $0x2c, R10, R9
-	ADDQ          R9, R11
-	ADCQ          $0x00, R12
-	MOVQ          R11, DX
-	ANDQ          AX, DX
-	SHRQ          $0x2c, R12, R11
-	ADDQ          R11, R13
-	ADCQ          $0x00, R14
-	MOVQ          R13, BX
-	SHRQ          $0x02, AX
-	ANDQ          AX, BX
-	SHRQ          $0x2a, R14, R13
-	LEAQ          (R13)(R13*4), R13
-	ADDQ          R13, CX
-	MOVQ          CX, R13
-	SHRQ          $0x2c, R13
-	SHLQ          $0x02, AX
-	ORQ           $0x03, AX
-	ANDQ          AX, CX
-	ADDQ          R13, DX
-	ADDQ          SI, CX
-	ADDQ          DI, DX
-	ADDQ          R8, BX
-	MOVQ          $0x00000fffffffffff, AX
-	MOVQ          CX, SI
-	SHRQ          $0x2c, SI
-	ANDQ          AX, CX
-	ADDQ          SI, DX
-	MOVQ          DX, SI
-	SHRQ          $0x2c, SI
-	ANDQ          AX, DX
-	ADDQ          SI, BX
-	MOVQ          BX, SI
-	SHRQ          $0x2a, SI
-	SHRQ          $0x02, AX
-	ANDQ          AX, BX
-	LEAQ          (SI)(SI*4), SI
-	ADDQ          SI, CX
-	SHLQ          $0x02, AX
-	ORQ           $0x03, AX
-	MOVQ          CX, SI
-	SHRQ          $0x2c, SI
-	ANDQ          AX, CX
-	ADDQ          SI, DX
-	MOVQ          DX, SI
-	SHRQ          $0x2c, SI
-	ANDQ          AX, DX
-	ADDQ          SI, BX
-	MOVQ          DX, AX
-	SHLQ          $0x2c, AX
-	ORQ           CX, AX
-	MOVQ          BX, CX
-	SHLQ          $0x18, CX
-	SHRQ          $0x14, DX
-	ORQ           DX, CX
-	SHRQ          $0x28, BX
-	MOVQ          BX, DX
-	SHRQ          $0x02, DX
-	ANDQ          $0x03, BX
-	LEAQ          (DX)(DX*4), DX
-	ADDQ          DX, AX
-	ADCQ          $0x00, CX
-	ADCQ          $0x00, BX
-	MOVQ          AX, DX
-	MOVQ          CX, SI
-	ADDQ          $0x05, DX
-	ADCQ          $0x00, SI
-	ADCQ          $0x00, BX
-	SHRQ          $0x02, BX
-	NEGQ          BX
-	XORQ          AX, DX
-	XORQ          CX, SI
-	ANDQ          BX, DX
-	ANDQ          BX, SI
-	XORQ          DX, AX
-	XORQ          SI, CX
-	ADDQ          2832(SP), AX
-	ADCQ          2840(SP), CX
-	MOVQ          tag+88(FP), DX
-	MOVQ          AX, (DX)
-	MOVQ          CX, 8(DX)
+	JMP           chachaPolyIFMAx16Seal_lastdone
+
+chachaPolyIFMAx16Seal_lenalone:
+	MOVQ (SI), DI
+	MOVQ 8(SI), SI
+	MOVQ $0x00000001, R8
+	MOVQ $0x00000fffffffffff, R10
+	MOVQ DI, R9
+	ANDQ R10, R9
+	SHRQ $0x2c, SI, DI
+	ANDQ R10, DI
+	SHLQ $0x28, R8
+	SHRQ $0x18, SI
+	ORQ  SI, R8
+	ADDQ R9, DX
+	XORQ SI, SI
+	ADDQ DI, AX
+	XORQ DI, DI
+	ADDQ R8, CX
+	XORQ R8, R8
+
+chachaPolyIFMAx16Seal_lastdone:
+	MOVQ  $0x00000fffffffffff, R9
+	MOVQ  DX, R10
+	SHRQ  $0x2c, R10
+	ANDQ  R9, DX
+	ADDQ  R10, AX
+	MOVQ  AX, R10
+	SHRQ  $0x2c, R10
+	ANDQ  R9, AX
+	ADDQ  R10, CX
+	MOVQ  CX, R10
+	SHRQ  $0x2a, R10
+	SHRQ  $0x02, R9
+	ANDQ  R9, CX
+	LEAQ  (R10)(R10*4), R10
+	ADDQ  R10, DX
+	SHLQ  $0x02, R9
+	ORQ   $0x03, R9
+	MOVQ  DX, R10
+	SHRQ  $0x2c, R10
+	ANDQ  R9, DX
+	ADDQ  R10, AX
+	MULXQ 1280(BX), R9, R10
+	MULXQ 1536(BX), R11, R12
+	MULXQ 1792(BX), R13, R14
+	MOVQ  AX, DX
+	MULXQ 2304(BX), AX, R15
+	ADDQ  AX, R9
+	ADCQ  R15, R10
+	MULXQ 1280(BX), AX, R15
+	ADDQ  AX, R11
+	ADCQ  R15, R12
+	MULXQ 1536(BX), AX, DX
+	ADDQ  AX, R13
+	ADCQ  DX, R14
+	MOVQ  CX, DX
+	MULXQ 2048(BX), AX, CX
+	ADDQ  AX, R9
+	ADCQ  CX, R10
+	MULXQ 2304(BX), AX, CX
+	ADDQ  AX, R11
+	ADCQ  CX, R12
+	MULXQ 1280(BX), AX, CX
+	ADDQ  AX, R13
+	ADCQ  CX, R14
+	MOVQ  $0x00000fffffffffff, AX
+	MOVQ  R9, CX
+	ANDQ  AX, CX
+	SHRQ  $0x2c, R10, R9
+	ADDQ  R9, R11
+	ADCQ  $0x00, R12
+	MOVQ  R11, DX
+	ANDQ  AX, DX
+	SHRQ  $0x2c, R12, R11
+	ADDQ  R11, R13
+	ADCQ  $0x00, R14
+	MOVQ  R13, BX
+	SHRQ  $0x02, AX
+	ANDQ  AX, BX
+	SHRQ  $0x2a, R14, R13
+	LEAQ  (R13)(R13*4), R13
+	ADDQ  R13, CX
+	MOVQ  CX, R13
+	SHRQ  $0x2c, R13
+	SHLQ  $0x02, AX
+	ORQ   $0x03, AX
+	ANDQ  AX, CX
+	ADDQ  R13, DX
+	ADDQ  SI, CX
+	ADDQ  DI, DX
+	ADDQ  R8, BX
+	MOVQ  $0x00000fffffffffff, AX
+	MOVQ  CX, SI
+	SHRQ  $0x2c, SI
+	ANDQ  AX, CX
+	ADDQ  SI, DX
+	MOVQ  DX, SI
+	SHRQ  $0x2c, SI
+	ANDQ  AX, DX
+	ADDQ  SI, BX
+	MOVQ  BX, SI
+	SHRQ  $0x2a, SI
+	SHRQ  $0x02, AX
+	ANDQ  AX, BX
+	LEAQ  (SI)(SI*4), SI
+	ADDQ  SI, CX
+	SHLQ  $0x02, AX
+	ORQ   $0x03, AX
+	MOVQ  CX, SI
+	SHRQ  $0x2c, SI
+	ANDQ  AX, CX
+	ADDQ  SI, DX
+	MOVQ  DX, SI
+	SHRQ  $0x2c, SI
+	ANDQ  AX, DX
+	ADDQ  SI, BX
+	MOVQ  DX, AX
+	SHLQ  $0x2c, AX
+	ORQ   CX, AX
+	MOVQ  BX, CX
+	SHLQ  $0x18, CX
+	SHRQ  $0x14, DX
+	ORQ   DX, CX
+	SHRQ  $0x28, BX
+	MOVQ  BX, DX
+	SHRQ  $0x02, DX
+	ANDQ  $0x03, BX
+	LEAQ  (DX)(DX*4), DX
+	ADDQ  DX, AX
+	ADCQ  $0x00, CX
+	ADCQ  $0x00, BX
+	MOVQ  AX, DX
+	MOVQ  CX, SI
+	ADDQ  $0x05, DX
+	ADCQ  $0x00, SI
+	ADCQ  $0x00, BX
+	SHRQ  $0x02, BX
+	NEGQ  BX
+	XORQ  AX, DX
+	XORQ  CX, SI
+	ANDQ  BX, DX
+	ANDQ  BX, SI
+	XORQ  DX, AX
+	XORQ  SI, CX
+	ADDQ  2832(SP), AX
+	ADCQ  2840(SP), CX
+	MOVQ  tag+88(FP), DX
+	MOVQ  AX, (DX)
+	MOVQ  CX, 8(DX)
 	VZEROUPPER
 	RET
 
@@ -12125,20 +12149,20 @@ chachaPolyIFMAx16Open_half4:
 	VMOVDQU64     Y5, 3136(AX)
 	VEXTRACTI64X4 $0x01, Z6, 3360(AX)
 	VMOVDQU64     Y6, 3392(AX)
-	MOVQ          src_len+48(FP), SI
-	ADDQ          $0x0f, SI
-	SHRQ          $0x04, SI
-	MOVQ          SI, BX
+	MOVQ          src_len+48(FP), DI
+	ADDQ          $0x0f, DI
+	SHRQ          $0x04, DI
+	MOVQ          DI, BX
 	SHRQ          $0x04, BX
-	INCQ          SI
+	INCQ          DI
 	MOVQ          BX, AX
 	SHLQ          $0x04, AX
-	SUBQ          AX, SI
-	LEAQ          (SP), DI
-	ADDQ          $0x3f, DI
-	ANDQ          $-64, DI
-	VMOVDQU64     (DI), Z0
-	VMOVDQU64     64(DI), Z1
+	SUBQ          AX, DI
+	LEAQ          (SP), R8
+	ADDQ          $0x3f, R8
+	ANDQ          $-64, R8
+	VMOVDQU64     (R8), Z0
+	VMOVDQU64     64(R8), Z1
 	VPUNPCKLQDQ   Z1, Z0, Z4
 	VPUNPCKHQDQ   Z1, Z0, Z0
 	VPANDQ        Z18, Z4, Z1
@@ -12146,8 +12170,8 @@ chachaPolyIFMAx16Open_half4:
 	VPANDQ        Z18, Z4, Z4
 	VPSRLQ        $0x18, Z0, Z0
 	VPORQ         Z24, Z0, Z0
-	VMOVDQU64     128(DI), Z5
-	VMOVDQU64     192(DI), Z6
+	VMOVDQU64     128(R8), Z5
+	VMOVDQU64     192(R8), Z6
 	VPUNPCKLQDQ   Z6, Z5, Z7
 	VPUNPCKHQDQ   Z6, Z5, Z5
 	VPANDQ        Z18, Z7, Z6
@@ -12161,15 +12185,15 @@ chachaPolyIFMAx16Open_half4:
 	VPADDQ        Z2, Z4, Z4
 	VMOVQ         3672(SP), X2
 	VPADDQ        Z2, Z0, Z0
-	VPBROADCASTQ  2304(DI), Z2
-	VPBROADCASTQ  2560(DI), Z8
-	VPBROADCASTQ  2816(DI), Z9
-	VPBROADCASTQ  3072(DI), Z10
-	VPBROADCASTQ  3328(DI), Z11
+	VPBROADCASTQ  2304(R8), Z2
+	VPBROADCASTQ  2560(R8), Z8
+	VPBROADCASTQ  2816(R8), Z9
+	VPBROADCASTQ  3072(R8), Z10
+	VPBROADCASTQ  3328(R8), Z11
 	CMPQ          BX, $0x01
 	JBE           chachaPolyIFMAx16Open_group1
-	VMOVDQU64     256(DI), Z12
-	VMOVDQU64     320(DI), Z13
+	VMOVDQU64     256(R8), Z12
+	VMOVDQU64     320(R8), Z13
 	VPUNPCKLQDQ   Z13, Z12, Z14
 	VPUNPCKHQDQ   Z13, Z12, Z12
 	VPANDQ        Z18, Z14, Z13
@@ -12177,8 +12201,8 @@ chachaPolyIFMAx16Open_half4:
 	VPANDQ        Z18, Z14, Z14
 	VPSRLQ        $0x18, Z12, Z12
 	VPORQ         Z24, Z12, Z12
-	VMOVDQU64     384(DI), Z15
-	VMOVDQU64     448(DI), Z16
+	VMOVDQU64     384(R8), Z15
+	VMOVDQU64     448(R8), Z16
 	VPUNPCKLQDQ   Z16, Z15, Z17
 	VPUNPCKHQDQ   Z16, Z15, Z15
 	VPANDQ        Z18, Z17, Z16
@@ -12256,8 +12280,8 @@ chachaPolyIFMAx16Open_half4:
 chachaPolyIFMAx16Open_group1:
 	CMPQ        BX, $0x02
 	JBE         chachaPolyIFMAx16Open_group2
-	VMOVDQU64   512(DI), Z12
-	VMOVDQU64   576(DI), Z13
+	VMOVDQU64   512(R8), Z12
+	VMOVDQU64   576(R8), Z13
 	VPUNPCKLQDQ Z13, Z12, Z14
 	VPUNPCKHQDQ Z13, Z12, Z12
 	VPANDQ      Z18, Z14, Z13
@@ -12265,8 +12289,8 @@ chachaPolyIFMAx16Open_group1:
 	VPANDQ      Z18, Z14, Z14
 	VPSRLQ      $0x18, Z12, Z12
 	VPORQ       Z24, Z12, Z12
-	VMOVDQU64   640(DI), Z15
-	VMOVDQU64   704(DI), Z16
+	VMOVDQU64   640(R8), Z15
+	VMOVDQU64   704(R8), Z16
 	VPUNPCKLQDQ Z16, Z15, Z17
 	VPUNPCKHQDQ Z16, Z15, Z15
 	VPANDQ      Z18, Z17, Z16
@@ -12344,8 +12368,8 @@ chachaPolyIFMAx16Open_group1:
 chachaPolyIFMAx16Open_group2:
 	CMPQ        BX, $0x03
 	JBE         chachaPolyIFMAx16Open_group3
-	VMOVDQU64   768(DI), Z12
-	VMOVDQU64   832(DI), Z13
+	VMOVDQU64   768(R8), Z12
+	VMOVDQU64   832(R8), Z13
 	VPUNPCKLQDQ Z13, Z12, Z14
 	VPUNPCKHQDQ Z13, Z12, Z12
 	VPANDQ      Z18, Z14, Z13
@@ -12353,8 +12377,8 @@ chachaPolyIFMAx16Open_group2:
 	VPANDQ      Z18, Z14, Z14
 	VPSRLQ      $0x18, Z12, Z12
 	VPORQ       Z24, Z12, Z12
-	VMOVDQU64   896(DI), Z15
-	VMOVDQU64   960(DI), Z16
+	VMOVDQU64   896(R8), Z15
+	VMOVDQU64   960(R8), Z16
 	VPUNPCKLQDQ Z16, Z15, Z17
 	VPUNPCKHQDQ Z16, Z15, Z15
 	VPANDQ      Z18, Z17, Z16
@@ -12430,11 +12454,11 @@ chachaPolyIFMAx16Open_group2:
 	VPMADD52LUQ Z22, Z14, Z6
 
 chachaPolyIFMAx16Open_group3:
-	VPERMQ        2304(DI), Z25, Z13
-	VPERMQ        2560(DI), Z25, Z14
-	VPERMQ        2816(DI), Z25, Z15
-	VPERMQ        3072(DI), Z25, Z16
-	VPERMQ        3328(DI), Z25, Z17
+	VPERMQ        2304(R8), Z25, Z13
+	VPERMQ        2560(R8), Z25, Z14
+	VPERMQ        2816(R8), Z25, Z15
+	VPERMQ        3072(R8), Z25, Z16
+	VPERMQ        3328(R8), Z25, Z17
 	VPSUBQ        Z2, Z2, Z2
 	VPSUBQ        Z10, Z10, Z10
 	VPSUBQ        Z8, Z8, Z8
@@ -12462,11 +12486,11 @@ chachaPolyIFMAx16Open_group3:
 	VPMADD52LUQ   Z20, Z10, Z8
 	VPMADD52LUQ   Z20, Z11, Z9
 	VPMADD52LUQ   Z21, Z12, Z2
-	VPERMQ        2368(DI), Z25, Z13
-	VPERMQ        2624(DI), Z25, Z14
-	VPERMQ        2880(DI), Z25, Z15
-	VPERMQ        3136(DI), Z25, Z16
-	VPERMQ        3392(DI), Z25, Z17
+	VPERMQ        2368(R8), Z25, Z13
+	VPERMQ        2624(R8), Z25, Z14
+	VPERMQ        2880(R8), Z25, Z15
+	VPERMQ        3136(R8), Z25, Z16
+	VPERMQ        3392(R8), Z25, Z17
 	VPSUBQ        Z0, Z0, Z0
 	VPSUBQ        Z10, Z10, Z10
 	VPSUBQ        Z1, Z1, Z1
@@ -12518,15 +12542,17 @@ chachaPolyIFMAx16Open_group3:
 	VPSHUFD       $0x4e, X9, X0
 	VPADDQ        X0, X9, X9
 	VMOVQ         X9, CX
-	LEAQ          (DI), R8
+	LEAQ          (R8), SI
 	SHLQ          $0x08, BX
-	ADDQ          BX, R8
-	LEAQ          (DI), BX
-	MOVQ          $0x00000010, DI
-	SUBQ          SI, DI
-	LEAQ          (BX)(DI*8), BX
-	VMOVDQU64     (R8), Z0
-	VMOVDQU64     64(R8), Z1
+	ADDQ          BX, SI
+	LEAQ          (R8), BX
+	MOVQ          $0x00000010, R8
+	SUBQ          DI, R8
+	LEAQ          (BX)(R8*8), BX
+	CMPQ          DI, $0x01
+	JE            chachaPolyIFMAx16Open_lenalone
+	VMOVDQU64     (SI), Z0
+	VMOVDQU64     64(SI), Z1
 	VPUNPCKLQDQ   Z1, Z0, Z2
 	VPUNPCKHQDQ   Z1, Z0, Z0
 	VPANDQ        Z18, Z2, Z1
@@ -12566,10 +12592,10 @@ chachaPolyIFMAx16Open_group3:
 	VPMADD52LUQ   Z20, Z7, Z5
 	VPMADD52LUQ   Z20, Z8, Z6
 	VPMADD52LUQ   Z21, Z9, Z4
-	CMPQ          SI, $0x08
+	CMPQ          DI, $0x08
 	JBE           chachaPolyIFMAx16Open_lastpair
-	VMOVDQU64     128(R8), Z0
-	VMOVDQU64     192(R8), Z1
+	VMOVDQU64     128(SI), Z0
+	VMOVDQU64     192(SI), Z1
 	VPUNPCKLQDQ   Z1, Z0, Z2
 	VPUNPCKHQDQ   Z1, Z0, Z0
 	VPANDQ        Z18, Z2, Z1
@@ -12635,135 +12661,157 @@ chachaPolyIFMAx16Open_lastpair:
 	VPSHUFD       $0x4e, X6, X0
 	VPADDQ        X0, X6, X6
 	VMOVQ         X6, R8
-	MOVQ          $0x00000fffffffffff, R9
-	MOVQ          DX, R10
-	SHRQ          $0x2c, R10
-	ANDQ          R9, DX
-	ADDQ          R10, AX
-	MOVQ          AX, R10
-	SHRQ          $0x2c, R10
-	ANDQ          R9, AX
-	ADDQ          R10, CX
-	MOVQ          CX, R10
-	SHRQ          $0x2a, R10
-	SHRQ          $0x02, R9
-	ANDQ          R9, CX
-	LEAQ          (R10)(R10*4), R10
-	ADDQ          R10, DX
-	SHLQ          $0x02, R9
-	ORQ           $0x03, R9
-	MOVQ          DX, R10
-	SHRQ          $0x2c, R10
-	ANDQ          R9, DX
-	ADDQ          R10, AX
-	MULXQ         2304(BX), R9, R10
-	MULXQ         2560(BX), R11, R12
-	MULXQ         2816(BX), R13, R14
-	MOVQ          AX, DX
-	MULXQ         3328(BX), AX, R15
-	ADDQ          AX, R9
-	ADCQ          R15, R10
-	MULXQ         2304(BX), AX, R15
-	ADDQ          AX, R11
-	ADCQ          R15, R12
-	MULXQ         2560(BX), AX, DX
-	ADDQ          AX, R13
-	ADCQ          DX, R14
-	MOVQ          CX, DX
-	MULXQ         3072(BX), AX, CX
-	ADDQ          AX, R9
-	ADCQ          CX, R10
-	MULXQ         3328(BX), AX, CX
-	ADDQ          AX, R11
-	ADCQ          CX, R12
-	MULXQ         2304(BX), AX, CX
-	ADDQ          AX, R13
-	ADCQ          CX, R14
-	MOVQ          $0x00000fffffffffff, AX
-	MOVQ          R9, CX
-	ANDQ          AX, CX
-	SHRQ          $0x2c, R10, R9
-	ADDQ          R9, R11
-	ADCQ          $0x00, R12
-	MOVQ          R11, DX
-	ANDQ          AX, DX
-	SHRQ          $0x2c, R12, R11
-	ADDQ          R11, R13
-	ADCQ          $0x00, R14
-	MOVQ          R13, BX
-	SHRQ          $0x02, AX
-	ANDQ          AX, BX
-	SHRQ          $0x2a, R14, R13
-	LEAQ          (R13)(R13*4), R13
-	ADDQ          R13, CX
-	MOVQ          CX, R13
-	SHRQ          $0x2c, R13
-	SHLQ          $0x02, AX
-	ORQ           $0x03, AX
-	ANDQ          AX, CX
-	ADDQ          R13, DX
-	ADDQ          SI, CX
-	ADDQ          DI, DX
-	ADDQ          R8, BX
-	MOVQ          $0x00000fffffffffff, AX
-	MOVQ          CX, SI
-	SHRQ          $0x2c, SI
-	ANDQ          AX, CX
-	ADDQ          SI, DX
-	MOVQ          DX, SI
-	SHRQ          $0x2c, SI
-	ANDQ          AX, DX
-	ADDQ          SI, BX
-	MOVQ          BX, SI
-	SHRQ          $0x2a, SI
-	SHRQ          $0x02, AX
-	ANDQ          AX, BX
-	LEAQ          (SI)(SI*4), SI
-	ADDQ          SI, CX
-	SHLQ          $0x02, AX
-	ORQ           $0x03, AX
-	MOVQ          CX, SI
-	SHRQ          $0x2c, SI
-	ANDQ          AX, CX
-	ADDQ          SI, DX
-	MOVQ          DX, SI
-	SHRQ          $0x2c, SI
-	ANDQ          AX, DX
-	ADDQ          SI, BX
-	MOVQ          DX, AX
-	SHLQ          $0x2c, AX
-	ORQ           CX, AX
-	MOVQ          BX, CX
-	SHLQ          $0x18, CX
-	SHRQ          $0x14, DX
-	ORQ           DX, CX
-	SHRQ          $0x28, BX
-	LEAQ          (SP), DX
-	ADDQ          $0x3f, DX
-	ANDQ          $-64, DX
-	MOVQ          BX, SI
-	SHRQ          $0x02, SI
-	ANDQ          $0x03, BX
-	LEAQ          (SI)(SI*4), SI
-	ADDQ          SI, AX
-	ADCQ          $0x00, CX
-	ADCQ          $0x00, BX
-	MOVQ          AX, SI
-	MOVQ          CX, DI
-	ADDQ          $0x05, SI
-	ADCQ          $0x00, DI
-	ADCQ          $0x00, BX
-	SHRQ          $0x02, BX
-	NEGQ          BX
-	XORQ          AX, SI
-	XORQ          CX, DI
-	ANDQ          BX, SI
-	ANDQ          BX, DI
-	XORQ          SI, AX
-	XORQ          DI, CX
-	ADDQ          3856(SP), AX
-	ADCQ          3864(SP), CX
-	MOVQ          tag+88(FP), BX
+	JMP           chachaPolyIFMAx16Open_lastdone
+
+chachaPolyIFMAx16Open_lenalone:
+	MOVQ (SI), DI
+	MOVQ 8(SI), SI
+	MOVQ $0x00000001, R8
+	MOVQ $0x00000fffffffffff, R10
+	MOVQ DI, R9
+	ANDQ R10, R9
+	SHRQ $0x2c, SI, DI
+	ANDQ R10, DI
+	SHLQ $0x28, R8
+	SHRQ $0x18, SI
+	ORQ  SI, R8
+	ADDQ R9, DX
+	XORQ SI, SI
+	ADDQ DI, AX
+	XORQ DI, DI
+	ADDQ R8, CX
+	XORQ R8, R8
+
+chachaPolyIFMAx16Open_lastdone:
+	MOVQ  $0x00000fffffffffff, R9
+	MOVQ  DX, R10
+	SHRQ  $0x2c, R10
+	ANDQ  R9, DX
+	ADDQ  R10, AX
+	MOVQ  AX, R10
+	SHRQ  $0x2c, R10
+	ANDQ  R9, AX
+	ADDQ  R10, CX
+	MOVQ  CX, R10
+	SHRQ  $0x2a, R10
+	SHRQ  $0x02, R9
+	ANDQ  R9, CX
+	LEAQ  (R10)(R10*4), R10
+	ADDQ  R10, DX
+	SHLQ  $0x02, R9
+	ORQ   $0x03, R9
+	MOVQ  DX, R10
+	SHRQ  $0x2c, R10
+	ANDQ  R9, DX
+	ADDQ  R10, AX
+	MULXQ 2304(BX), R9, R10
+	MULXQ 2560(BX), R11, R12
+	MULXQ 2816(BX), R13, R14
+	MOVQ  AX, DX
+	MULXQ 3328(BX), AX, R15
+	ADDQ  AX, R9
+	ADCQ  R15, R10
+	MULXQ 2304(BX), AX, R15
+	ADDQ  AX, R11
+	ADCQ  R15, R12
+	MULXQ 2560(BX), AX, DX
+	ADDQ  AX, R13
+	ADCQ  DX, R14
+	MOVQ  CX, DX
+	MULXQ 3072(BX), AX, CX
+	ADDQ  AX, R9
+	ADCQ  CX, R10
+	MULXQ 3328(BX), AX, CX
+	ADDQ  AX, R11
+	ADCQ  CX, R12
+	MULXQ 2304(BX), AX, CX
+	ADDQ  AX, R13
+	ADCQ  CX, R14
+	MOVQ  $0x00000fffffffffff, AX
+	MOVQ  R9, CX
+	ANDQ  AX, CX
+	SHRQ  $0x2c, R10, R9
+	ADDQ  R9, R11
+	ADCQ  $0x00, R12
+	MOVQ  R11, DX
+	ANDQ  AX, DX
+	SHRQ  $0x2c, R12, R11
+	ADDQ  R11, R13
+	ADCQ  $0x00, R14
+	MOVQ  R13, BX
+	SHRQ  $0x02, AX
+	ANDQ  AX, BX
+	SHRQ  $0x2a, R14, R13
+	LEAQ  (R13)(R13*4), R13
+	ADDQ  R13, CX
+	MOVQ  CX, R13
+	SHRQ  $0x2c, R13
+	SHLQ  $0x02, AX
+	ORQ   $0x03, AX
+	ANDQ  AX, CX
+	ADDQ  R13, DX
+	ADDQ  SI, CX
+	ADDQ  DI, DX
+	ADDQ  R8, BX
+	MOVQ  $0x00000fffffffffff, AX
+	MOVQ  CX, SI
+	SHRQ  $0x2c, SI
+	ANDQ  AX, CX
+	ADDQ  SI, DX
+	MOVQ  DX, SI
+	SHRQ  $0x2c, SI
+	ANDQ  AX, DX
+	ADDQ  SI, BX
+	MOVQ  BX, SI
+	SHRQ  $0x2a, SI
+	SHRQ  $0x02, AX
+	ANDQ  AX, BX
+	LEAQ  (SI)(SI*4), SI
+	ADDQ  SI, CX
+	SHLQ  $0x02, AX
+	ORQ   $0x03, AX
+	MOVQ  CX, SI
+	SHRQ  $0x2c, SI
+	ANDQ  AX, CX
+	ADDQ  SI, DX
+	MOVQ  DX, SI
+	SHRQ  $0x2c, SI
+	ANDQ  AX, DX
+	ADDQ  SI, BX
+	MOVQ  DX, AX
+	SHLQ  $0x2c, AX
+	ORQ   CX, AX
+	MOVQ  BX, CX
+	SHLQ  $0x18, CX
+	SHRQ  $0x14, DX
+	ORQ   DX, CX
+	SHRQ  $0x28, BX
+	LEAQ  (SP), DX
+	ADDQ  $0x3f, DX
+	ANDQ  $-64, DX
+	MOVQ  BX, SI
+	SHRQ  $0x02, SI
+	ANDQ  $0x03, BX
+	LEAQ  (SI)(SI*4), SI
+	ADDQ  SI, AX
+	ADCQ  $0x00, CX
+	ADCQ  $0x00, BX
+	MOVQ  AX, SI
+	MOVQ  CX, DI
+	ADDQ  $0x05, SI
+	ADCQ  $0x00, DI
+	ADCQ  $0x00, BX
+	SHRQ  $0x02, BX
+	NEGQ  BX
+	XORQ  AX, SI
+	XORQ  CX, DI
+	ANDQ  BX, SI
+	ANDQ  BX, DI
+	XORQ  SI, AX
+	XORQ  DI, CX
+	ADDQ  3856(SP), AX
+	ADCQ  3864(SP), CX
+	MOVQ  tag+88(FP), BX
 
 	// Compare in constant time; only a valid tag lets plaintext out.
 	XORQ      (BX), AX
