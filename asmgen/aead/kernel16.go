@@ -20,11 +20,13 @@ const (
 
 // kernel16 emits a seal or an open of ChaCha-Poly1305 messages of min16 to
 // max16 bytes: message blocks 1-16 in a vertical ZMM group, block 0 in
-// general registers beside its rounds, and Poly1305 in vector lanes (AVX-512
-// IFMA) over a frame copy of the MAC input after the additional data (the
-// ciphertext, zero-padded, then the lengths); the additional data goes
-// through general registers while the group's key stream waits, and the
-// powers of r are computed in vector registers once the rounds are done.
+// general registers ahead of its rounds (skewedRounds), and Poly1305 in
+// vector lanes (AVX-512 IFMA) over a frame copy of the MAC input after the
+// additional data (the ciphertext, zero-padded, then the lengths). Once
+// block 0 is done, the general registers compute most of the powers of r
+// (scalarPowers) and take the additional data beside the group's last
+// double rounds; one vector multiplication after them completes the
+// powers (fillRest).
 func kernel16(name string, open bool) {
 	sig := aeadSignature
 	if open {
@@ -82,7 +84,6 @@ func kernel16(name string, open bool) {
 		SHRQ(U8(1), r)
 		MOVQ(r, count)
 	}
-	sc.load()
 	var k key
 	skewedRounds(name, count, g, sc, func() [][]func() {
 		k = newKey(sc.key())

@@ -6,22 +6,26 @@ import (
 )
 
 // skewedRounds emits the rounds of a vertical group with block 0 in
-// general registers ahead of it, so that the scalar pipes, which the
-// vector rounds leave free, do the work that waits for block 0 (the
-// Poly1305 key) while the group's last rounds run. count is a frame word
-// holding rounds/2, which must be 4, 6, 8 or 10 (rounds 8, 12, 16 or 20):
+// general registers (sc, loaded here) ahead of it, so that the scalar
+// pipes, which the vector rounds leave free, do the work that waits for
+// block 0 (the Poly1305 key) while the group's last rounds run. count is
+// a frame word holding rounds/2 = c, even and at least 2 (rounds 4, 8, 12,
+// 20, ...):
 //
-//   - the first count/2 double rounds of the group each have two of block
-//     0's beside them (the scalar rounds run at their own latency, about
-//     half the group's), so block 0 is done halfway;
+//   - n1 = c - 2·n2 double rounds of the group have one of block 0's beside
+//     them, then n2 = min(5, c/2) two each (block 0 alone runs at about
+//     half the group's time a double round, so two fit beside one), which
+//     finishes block 0 with n2 of the group's left (all of ChaCha20's
+//     first five);
 //   - done is then called to finish block 0 and return the work that
-//     needs it, in chunks of a few hundred instructions;
-//   - the other count/2 double rounds of the group follow, one after each
-//     chunk, in program order so close that the scheduler's window holds
-//     a chunk and a double round at once. Chunks past the last double
-//     round run after it.
+//     needs it, in chunks (of a few multiplications each);
+//   - the group's last n2 double rounds follow, chunk i interleaved with
+//     double round i. The chunks' code must not depend on how many there
+//     are: those from 1 on are emitted twice, with their double round and
+//     without it (for round counts that have fewer), so they may hold no
+//     labels. Chunks past the fifth run after the rounds.
 //
-// count is left holding rounds/4.
+// count is left holding n2.
 func skewedRounds(name string, count Mem, g group, sc *scalarChaCha, done func() [][]func()) {
 	vecDouble := func() []func() {
 		var out []func()
@@ -32,49 +36,40 @@ func skewedRounds(name string, count Mem, g group, sc *scalarChaCha, done func()
 		}
 		return out
 	}
-	// With c = rounds/2 double rounds, n2 = min(3, c/2) of the group's
-	// have two of block 0's beside them, n1 = c - 2·n2 one, and n2 are
-	// left for the chunks.
-	Comment("Block 0's double rounds beside the group's: n1 one to one, then n2 two to one.")
-	n1 := AllocLocal(8)
+	// With c = rounds/2 double rounds, n2 = min(maxSkewedHalf, c/2) of
+	// the group's have two of block 0's beside them, n1 = c - 2·n2 one,
+	// and n2 are left for the chunks. Counted before the scalar block
+	// takes every general register.
+	n1, n2 := AllocLocal(8), AllocLocal(8)
 	{
-		c, n2, most := GP64(), GP64(), GP64()
+		c, h, most := GP64(), GP64(), GP64()
 		MOVQ(count, c)
-		MOVQ(c, n2)
-		SHRQ(U8(1), n2)
+		MOVQ(c, h)
+		SHRQ(U8(1), h)
 		MOVQ(U32(maxSkewedHalf), most)
-		CMPQ(n2, most)
-		CMOVQGT(most, n2)
-		MOVQ(n2, count)
-		SUBQ(n2, c)
-		SUBQ(n2, c)
+		CMPQ(h, most)
+		CMOVQGT(most, h)
+		MOVQ(h, count)
+		MOVQ(h, n2)
+		SUBQ(h, c)
+		SUBQ(h, c)
 		MOVQ(c, n1)
-		TESTQ(c, c)
-		JZ(LabelRef(name + "_skewed"))
 	}
+	sc.load()
+	Comment("Block 0's double rounds beside the group's: n1 one to one, then n2 two to one.")
+	CMPQ(n1, U8(0))
+	JE(LabelRef(name + "_skewed"))
 	Label(name + "_rounds")
 	interleave(vecDouble(), scalarDouble(sc, 1))
 	DECQ(n1)
 	JNZ(LabelRef(name + "_rounds"))
 	Label(name + "_skewed")
-	Label(name + "_rounds2")
 	interleave(vecDouble(), scalarDouble(sc, 2))
-	DECQ(count)
-	JNZ(LabelRef(name + "_rounds2"))
-	{
-		// count again n2, for the second half
-		c, n2, most := GP64(), GP64(), GP64()
-		MOVQ(U32(maxSkewedHalf), most)
-		Load(Param("rounds"), c)
-		SHRQ(U8(2), c)
-		MOVQ(c, n2)
-		CMPQ(n2, most)
-		CMOVQGT(most, n2)
-		MOVQ(n2, count)
-	}
+	DECQ(n2)
+	JNZ(LabelRef(name + "_skewed"))
 	chunks := done()
 
-	Comment("The second half, each double round after a chunk of the work block 0 was waited for.")
+	Comment("The group's last n2 double rounds, each beside a chunk of the work that waited for block 0.")
 	for i := 0; i < maxSkewedHalf || i < len(chunks); i++ {
 		var chunk []func()
 		if i < len(chunks) {
@@ -101,14 +96,15 @@ func skewedRounds(name string, count Mem, g group, sc *scalarChaCha, done func()
 	}
 }
 
+// emit emits code in order.
 func emit(code []func()) {
 	for _, f := range code {
 		f()
 	}
 }
 
-// The double rounds left for the chunks: at least 2 (ChaCha8), at most
-// 3.
+// The group's double rounds left for the chunks: at least 1 (rounds 4),
+// at most 5 (ChaCha20's half).
 const (
 	minSkewedHalf = 1
 	maxSkewedHalf = 5
