@@ -44,7 +44,8 @@ func kernel16(name string, open bool) {
 	// The MAC input after the additional data: the ciphertext, zero-padded
 	// to whole 16-byte blocks, then the length block, in groups of 256
 	// bytes; the last group may reach 256 bytes past the ciphertext's
-	// max16. Open keeps the key stream until the tag is checked.
+	// max16. Open keeps the key stream's words (the group's registers,
+	// untransposed) until the lanes are done.
 	var lay layout64
 	ctOff := lay.take(max16 + 256)
 	ksOff := -1
@@ -105,15 +106,19 @@ func kernel16(name string, open bool) {
 		return chunks
 	})
 
-	Comment("Key stream out (seal: XORed, to dst and the frame; open: kept).")
+	Comment("Key stream out (seal: XORed, to dst and the frame; open: its words kept).")
 	g.feedForward()
 	{
 		b := f.base()
-		g.pieces(func(pc piece) {
-			if open {
-				VMOVDQU64(pc.v, b.Offset(ksOff+pc.off))
-				return
+		if open {
+			// as the group holds them, one word of the 16 blocks a
+			// register: the transposes wait for after the lanes, where
+			// they run beside the tag's chain in general registers
+			for i, x := range g.x {
+				VMOVDQU64(x, b.Offset(ksOff+64*i))
 			}
+		}
+		seal := func(pc piece) {
 			n := GP64()
 			Load(Param("src").Len(), n)
 			guarded(n, pc.off, func() {
@@ -128,7 +133,10 @@ func kernel16(name string, open bool) {
 				VMOVDQU8(pc.v, km, Mem{Base: dst, Disp: pc.off})
 				VMOVDQU64(pc.v, b.Offset(ctOff+pc.off))
 			})
-		})
+		}
+		if !open {
+			g.pieces(seal)
+		}
 		Comment("The length block after the zero-padded ciphertext.")
 		at, v := GP64(), GP64()
 		Load(Param("src").Len(), at)
@@ -161,21 +169,28 @@ func kernel16(name string, open bool) {
 	for off := 0; off < max16; off += 64 {
 		offs = append(offs, piece{nil, off, 64})
 	}
-	var b Mem
+	var plain []VecVirtual
 	if open {
-		b = f.base()
+		Comment("The plaintext, in registers until the tag is checked.")
+		b := f.base()
+		for i, x := range g.x {
+			VMOVDQU64(b.Offset(ksOff+64*i), x)
+		}
+		g.pieces(func(pc piece) {
+			v := pc.v.(VecVirtual)
+			VPXORD(b.Offset(ctOff+pc.off), v, v)
+			plain = append(plain, v)
+		})
 	}
 	tagged(name, acc{h0, h1, h2}, k, open, offs, func(pc piece) VecVirtual {
-		v := ZMM()
-		VMOVDQU64(b.Offset(ksOff+pc.off), v)
-		VPXORD(b.Offset(ctOff+pc.off), v, v)
-		return v
+		return plain[pc.off/64]
 	}, func() {
 		b := f.base()
-		zero := ZMM()
-		VPXORD(zero, zero, zero)
+		for _, v := range plain {
+			VPXORD(v, v, v)
+		}
 		for off := 0; off < max16; off += 64 {
-			VMOVDQU64(zero, b.Offset(ksOff+off))
+			VMOVDQU64(plain[0], b.Offset(ksOff+off))
 		}
 	})
 }
