@@ -20,11 +20,13 @@ const (
 
 // kernel16 emits a seal or an open of ChaCha-Poly1305 messages of min16 to
 // max16 bytes: message blocks 1-16 in a vertical ZMM group, block 0 in
-// general registers beside its rounds, and Poly1305 in vector lanes (AVX-512
-// IFMA) over a frame copy of the MAC input after the additional data (the
-// ciphertext, zero-padded, then the lengths); the additional data goes
-// through general registers while the group's key stream waits, and the
-// powers of r are computed in vector registers once the rounds are done.
+// general registers ahead of its rounds (skewedRounds), and Poly1305 in
+// vector lanes (AVX-512 IFMA) over a frame copy of the MAC input after the
+// additional data (the ciphertext, zero-padded, then the lengths). Once
+// block 0 is done, the general registers compute most of the powers of r
+// (scalarPowers) and take the additional data beside the group's last
+// double rounds; one vector multiplication after them completes the
+// powers (fillRest).
 func kernel16(name string, open bool) {
 	sig := aeadSignature
 	if open {
@@ -42,7 +44,8 @@ func kernel16(name string, open bool) {
 	// The MAC input after the additional data: the ciphertext, zero-padded
 	// to whole 16-byte blocks, then the length block, in groups of 256
 	// bytes; the last group may reach 256 bytes past the ciphertext's
-	// max16. Open keeps the key stream until the tag is checked.
+	// max16. Open keeps the key stream's words (the group's registers,
+	// untransposed) until the lanes are done.
 	var lay layout64
 	ctOff := lay.take(max16 + 256)
 	ksOff := -1
@@ -82,32 +85,40 @@ func kernel16(name string, open bool) {
 		SHRQ(U8(1), r)
 		MOVQ(r, count)
 	}
-	sc.load()
-	doubleRounds(name, count, []group{g}, sc)
-	k := newKey(sc.key())
+	var k key
+	skewedRounds(name, count, g, sc, func() [][]func() {
+		k = newKey(sc.key())
+		chunks := t.scalarPowers(f, k)
+		// the additional data beside the first double round after (it
+		// has a loop, so it must not go to a round only some counts have)
+		chunks[0] = append(chunks[0], func() {
+			Comment("The additional data.")
+			a := newAcc()
+			adp, adn := GP64(), GP64()
+			Load(Param("ad").Base(), adp)
+			Load(Param("ad").Len(), adn)
+			a.padded(k, adp, adn, name+"_ad")
+			l0, l1, l2 := ifma.SplitH44(a.h0, a.h1, a.h2)
+			MOVQ(l0, pre)
+			MOVQ(l1, pre.Offset(8))
+			MOVQ(l2, pre.Offset(16))
+		})
+		return chunks
+	})
 
-	Comment("The additional data.")
-	{
-		a := newAcc()
-		adp, adn := GP64(), GP64()
-		Load(Param("ad").Base(), adp)
-		Load(Param("ad").Len(), adn)
-		a.padded(k, adp, adn, name+"_ad")
-		l0, l1, l2 := ifma.SplitH44(a.h0, a.h1, a.h2)
-		MOVQ(l0, pre)
-		MOVQ(l1, pre.Offset(8))
-		MOVQ(l2, pre.Offset(16))
-	}
-
-	Comment("Key stream out (seal: XORed, to dst and the frame; open: kept).")
+	Comment("Key stream out (seal: XORed, to dst and the frame; open: its words kept).")
 	g.feedForward()
 	{
 		b := f.base()
-		g.pieces(func(pc piece) {
-			if open {
-				VMOVDQU64(pc.v, b.Offset(ksOff+pc.off))
-				return
+		if open {
+			// as the group holds them, one word of the 16 blocks a
+			// register: the transposes wait for after the lanes, where
+			// they run beside the tag's chain in general registers
+			for i, x := range g.x {
+				VMOVDQU64(x, b.Offset(ksOff+64*i))
 			}
+		}
+		seal := func(pc piece) {
 			n := GP64()
 			Load(Param("src").Len(), n)
 			guarded(n, pc.off, func() {
@@ -122,7 +133,10 @@ func kernel16(name string, open bool) {
 				VMOVDQU8(pc.v, km, Mem{Base: dst, Disp: pc.off})
 				VMOVDQU64(pc.v, b.Offset(ctOff+pc.off))
 			})
-		})
+		}
+		if !open {
+			g.pieces(seal)
+		}
 		Comment("The length block after the zero-padded ciphertext.")
 		at, v := GP64(), GP64()
 		Load(Param("src").Len(), at)
@@ -136,7 +150,7 @@ func kernel16(name string, open bool) {
 	}
 
 	Comment("Poly1305 over the ciphertext and the lengths, in vector lanes.")
-	t.fill(f, k, l.k)
+	t.fillRest(f, l.k)
 	full, kLast, n := GP64(), GP64(), GP64()
 	{
 		// blocks k = (n+15)/16 + 1; full = (k-1)/16; kLast = k - 16·full
@@ -155,21 +169,28 @@ func kernel16(name string, open bool) {
 	for off := 0; off < max16; off += 64 {
 		offs = append(offs, piece{nil, off, 64})
 	}
-	var b Mem
+	var plain []VecVirtual
 	if open {
-		b = f.base()
+		Comment("The plaintext, in registers until the tag is checked.")
+		b := f.base()
+		for i, x := range g.x {
+			VMOVDQU64(b.Offset(ksOff+64*i), x)
+		}
+		g.pieces(func(pc piece) {
+			v := pc.v.(VecVirtual)
+			VPXORD(b.Offset(ctOff+pc.off), v, v)
+			plain = append(plain, v)
+		})
 	}
 	tagged(name, acc{h0, h1, h2}, k, open, offs, func(pc piece) VecVirtual {
-		v := ZMM()
-		VMOVDQU64(b.Offset(ksOff+pc.off), v)
-		VPXORD(b.Offset(ctOff+pc.off), v, v)
-		return v
+		return plain[pc.off/64]
 	}, func() {
 		b := f.base()
-		zero := ZMM()
-		VPXORD(zero, zero, zero)
+		for _, v := range plain {
+			VPXORD(v, v, v)
+		}
 		for off := 0; off < max16; off += 64 {
-			VMOVDQU64(zero, b.Offset(ksOff+off))
+			VMOVDQU64(plain[0], b.Offset(ksOff+off))
 		}
 	})
 }

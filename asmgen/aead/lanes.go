@@ -63,24 +63,28 @@ func newLanes(t powerTable) *lanes {
 // group loads the 16 blocks at m (256 bytes) as two vectors of limbs, each
 // block with the 2^128 bit.
 func (l *lanes) group(m Mem) [2][3]VecVirtual {
-	var g [2][3]VecVirtual
-	for p := range g {
-		x, y := ZMM(), ZMM()
-		VMOVDQU64(m.Offset(128*p), x)
-		VMOVDQU64(m.Offset(128*p+64), y)
-		lo, hi := ZMM(), ZMM()
-		VPUNPCKLQDQ(y, x, lo)
-		VPUNPCKHQDQ(y, x, hi)
-		for i := range 3 {
-			g[p][i] = ZMM()
-		}
-		// m0 = lo & mask; m1 = (lo>>44 | hi<<20) & mask; m2 = hi>>24 | 2^40
-		VPANDQ(l.k.Mask44, lo, g[p][0])
-		VPSHRDQ(U8(44), hi, lo, g[p][1])
-		VPANDQ(l.k.Mask44, g[p][1], g[p][1])
-		VPSRLQ(U8(24), hi, g[p][2])
-		VPORQ(l.hibit, g[p][2], g[p][2])
+	return [2][3]VecVirtual{l.pair(m, 0), l.pair(m, 1)}
+}
+
+// pair loads blocks 8p..8p+7 of the group at m as a vector of limbs (lane
+// q holding block 8p + laneBlock[q]).
+func (l *lanes) pair(m Mem, p int) [3]VecVirtual {
+	var g [3]VecVirtual
+	x, y := ZMM(), ZMM()
+	VMOVDQU64(m.Offset(128*p), x)
+	VMOVDQU64(m.Offset(128*p+64), y)
+	lo, hi := ZMM(), ZMM()
+	VPUNPCKLQDQ(y, x, lo)
+	VPUNPCKHQDQ(y, x, hi)
+	for i := range 3 {
+		g[i] = ZMM()
 	}
+	// m0 = lo & mask; m1 = (lo>>44 | hi<<20) & mask; m2 = hi>>24 | 2^40
+	VPANDQ(l.k.Mask44, lo, g[0])
+	VPSHRDQ(U8(44), hi, lo, g[1])
+	VPANDQ(l.k.Mask44, g[1], g[1])
+	VPSRLQ(U8(24), hi, g[2])
+	VPORQ(l.hibit, g[2], g[2])
 	return g
 }
 
@@ -100,42 +104,22 @@ func (l *lanes) powers(base Mem, first, p int) [5]Op {
 // on to cols (nil: start them).
 func (l *lanes) products(g [2][3]VecVirtual, base Mem, first int, cols *[3]VecVirtual) {
 	for p := range g {
-		lo := [3]VecVirtual{ZMM(), ZMM(), ZMM()}
-		hi := [3]VecVirtual{ZMM(), ZMM(), ZMM()}
-		ifma.Products(g[p], lo, hi, l.powers(base, first, p), l.k, false)
-		if cols[0] == nil {
-			*cols = lo
-			continue
-		}
-		for i := range 3 {
-			VPADDQ(lo[i], cols[i], cols[i])
-		}
+		l.pairProducts(g[p], p, base, first, cols)
 	}
 }
 
-// carry44 carries columns below 2^60 into limbs below 2^44, 2^44 + 2^13
-// and 2^42, folding bits 130 and up back times 5.
-func carry44(c [3]GPVirtual) [3]GPVirtual {
-	mask, t := GP64(), GP64()
-	MOVQ(U64(1<<44-1), mask)
-	carry := func(from, to GPVirtual) {
-		MOVQ(from, t)
-		SHRQ(U8(44), t)
-		ANDQ(mask, from)
-		ADDQ(t, to)
+// pairProducts is products for pair p alone.
+func (l *lanes) pairProducts(g [3]VecVirtual, p int, base Mem, first int, cols *[3]VecVirtual) {
+	lo := [3]VecVirtual{ZMM(), ZMM(), ZMM()}
+	hi := [3]VecVirtual{ZMM(), ZMM(), ZMM()}
+	ifma.Products(g, lo, hi, l.powers(base, first, p), l.k, false)
+	if cols[0] == nil {
+		*cols = lo
+		return
 	}
-	carry(c[0], c[1])
-	carry(c[1], c[2])
-	MOVQ(c[2], t)
-	SHRQ(U8(42), t)
-	SHRQ(U8(2), mask)
-	ANDQ(mask, c[2])
-	LEAQ(Mem{Base: t, Index: t, Scale: 4}, t)
-	ADDQ(t, c[0])
-	SHLQ(U8(2), mask)
-	ORQ(U8(3), mask)
-	carry(c[0], c[1])
-	return c
+	for i := range 3 {
+		VPADDQ(lo[i], cols[i], cols[i])
+	}
 }
 
 // macLanes computes h = Σ m_i·r^(k-i) + pre·r^k over the k blocks at
@@ -176,25 +160,54 @@ func (l *lanes) macLanes(name string, f *frame64, ctOff int, pre Mem, full, kLas
 	fullSum := ifma.HSum(cols, [3]VecVirtual{ZMM(), ZMM(), ZMM()})
 
 	// The last group at in + 256·full, its powers from entry 16 - kLast.
-	gp, tp := GP64(), GP64()
+	gp, tp, n := GP64(), GP64(), GP64()
 	LEAQ(in, gp)
 	MOVQ(full, tp)
 	SHLQ(U8(8), tp)
 	ADDQ(tp, gp)
-	last := l.group(Mem{Base: gp})
+	// (its second pair only if it has more than 8 blocks: their powers
+	// are all zero otherwise)
 	LEAQ(b, tp)
-	MOVQ(U32(16), gp)
-	SUBQ(kLast, gp)
-	LEAQ(Mem{Base: tp, Index: gp, Scale: 8}, tp)
+	MOVQ(U32(16), n)
+	SUBQ(kLast, n)
+	LEAQ(Mem{Base: tp, Index: n, Scale: 8}, tp)
+	alone, join := fmtName("%s_lenalone", name), fmtName("%s_lastdone", name)
+	CMPQ(kLast, U8(1))
+	JE(LabelRef(alone))
 	var lastCols [3]VecVirtual
-	l.products(last, Mem{Base: tp}, 0, &lastCols)
+	l.pairProducts(l.pair(Mem{Base: gp}, 0), 0, Mem{Base: tp}, 0, &lastCols)
+	short := fmtName("%s_lastpair", name)
+	CMPQ(kLast, U8(8))
+	JBE(LabelRef(short))
+	l.pairProducts(l.pair(Mem{Base: gp}, 1), 1, Mem{Base: tp}, 0, &lastCols)
+	Label(short)
 	lastSum := ifma.HSum(lastCols, [3]VecVirtual{ZMM(), ZMM(), ZMM()})
+	JMP(LabelRef(join))
 
-	// The full groups' sum times r^kLast, entry 16 - kLast (still at tp).
-	x := carry44(fullSum)
+	// A last group of one block (the ciphertext filled whole groups, so
+	// it is the length block) needs no lanes: h = (full groups' sum +
+	// block)·r, which the multiplication below makes of it.
+	Label(alone)
+	{
+		m0, m1, top := GP64(), GP64(), GP64()
+		MOVQ(Mem{Base: gp}, m0)
+		MOVQ(Mem{Base: gp, Disp: 8}, m1)
+		MOVQ(U32(1), top)
+		m := [3]GPVirtual{}
+		m[0], m[1], m[2] = ifma.SplitH44(m0, m1, top)
+		for i := range 3 {
+			ADDQ(m[i], fullSum[i])
+			XORQ(lastSum[i], lastSum[i])
+		}
+	}
+	Label(join)
+
+	// The full groups' sum times r^kLast, entry 16 - kLast (still at tp),
+	// plus the last group's.
+	ifma.Carry44(fullSum[0], fullSum[1], fullSum[2])
 	var xo [3]Op
 	for i := range 3 {
-		xo[i] = x[i]
+		xo[i] = fullSum[i]
 	}
 	y := ifma.MulScalar(xo, t.mults(Mem{Base: tp}, 0))
 	for i := range 3 {

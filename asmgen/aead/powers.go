@@ -50,13 +50,10 @@ func (t powerTable) zeroTail(base Mem) {
 // hand. The numbers stay in registers (some twenty of them): a kernel calls
 // it once its rounds are done.
 func (t powerTable) fill(f *frame64, k key, c ifma.Consts) {
-	type num = [3]VecVirtual
-	newNum := func() num { return num{ZMM(), ZMM(), ZMM()} }
+	type num = ifma.Num
+	newNum := ifma.NewNum
 	mul := func(a, b num) num {
-		d := newNum()
-		for i := range 3 {
-			VMOVDQA64(a[i], d[i])
-		}
+		d := ifma.Copy(a)
 		var ops [5]Op
 		for i, v := range ifma.Times20(b, c) {
 			ops[i] = v
@@ -65,23 +62,11 @@ func (t powerTable) fill(f *frame64, k key, c ifma.Consts) {
 		return d
 	}
 	blend := func(base, src num, mask uint16) num {
-		d := newNum()
-		g, km := GP32(), K()
-		MOVL(U32(uint32(mask)), g)
-		KMOVW(g, km)
-		for i := range 3 {
-			VMOVDQA64(base[i], d[i])
-			VPBLENDMQ(src[i], d[i], km, d[i])
-		}
+		d := ifma.Copy(base)
+		ifma.BlendInto(d, src, mask)
 		return d
 	}
-	lane0 := func(v num) num {
-		d := newNum()
-		for i := range 3 {
-			VPBROADCASTQ(v[i].AsX(), d[i])
-		}
-		return d
-	}
+	lane0 := ifma.Lane0
 	l0, l1, l2 := ifma.LoadR44(k.r0())
 	r := newNum()
 	VPBROADCASTQ(l0, r[0])
@@ -99,5 +84,78 @@ func (t powerTable) fill(f *frame64, k key, c ifma.Consts) {
 		for a, m := range ifma.Times20(v, c) {
 			VMOVDQU64(m, t.at(b, a, 8*i))
 		}
+	}
+}
+
+// scalarPowers returns the code that computes r..r^4, r^8 and r^12..r^16
+// from the clamped r at the key in general registers (MULX,
+// ifma.MulScalar) and stores them at their entries, in five chunks for a
+// kernel to place beside its vector rounds (skewedRounds), at most one
+// link of the chain r^2, r^4, r^8, r^12 (or r^16), r^13 (..r^15) to a
+// chunk. Each product is read back from the table, so nothing stays in
+// registers between the chunks. fillRest then computes the others,
+// r^5..r^11, in one vector multiplication.
+func (t powerTable) scalarPowers(f *frame64, k key) [][]func() {
+	store := func(n int, l [3]GPVirtual) {
+		b := f.base()
+		for c := range 3 {
+			MOVQ(l[c], t.at(b, c, 16-n))
+		}
+		for c := 1; c < 3; c++ {
+			x := GP64()
+			LEAQ(Mem{Base: l[c], Index: l[c], Scale: 4}, x) // 5·l
+			SHLQ(U8(2), x)
+			MOVQ(x, t.at(b, 2+c, 16-n))
+		}
+	}
+	mul := func(a, b int) func() {
+		return func() {
+			base := f.base()
+			y := t.mults(base, 16-b)
+			var x [3]Op
+			for c := range x {
+				x[c] = t.at(base, c, 16-a)
+			}
+			store(a+b, ifma.MulScalar(x, y))
+		}
+	}
+	r1 := func() {
+		l0, l1, l2 := ifma.LoadR44(k.r0())
+		store(1, [3]GPVirtual{l0, l1, l2})
+	}
+	return [][]func(){
+		{r1, mul(1, 1)},
+		{mul(2, 2), mul(2, 1)},
+		{mul(4, 4)},
+		{mul(8, 4), mul(8, 8)},
+		{mul(12, 1), mul(12, 2), mul(12, 3)},
+	}
+}
+
+// fillRest computes the powers scalarPowers leaves out in vector lanes,
+// from r..r^4, r^4 and r^8 in the table: x = (r^4, r^3, r^2, r, r^4, r^3,
+// r^2, r) times (r^4 four times, r^8 four times) is r^8..r^5 and
+// r^12..r^9 (r^8 and r^12 again).
+func (t powerTable) fillRest(f *frame64, c ifma.Consts) {
+	b := f.base()
+	p48 := ifma.NewNum() // x, then the product
+	for i, v := range p48 {
+		VMOVDQU64(t.at(b, i, 8), v)
+		VSHUFI64X2(U8(0xee), v, v, v) // entries 12-15 twice
+	}
+	upper, g := K(), GP32()
+	MOVL(U32(0xf0), g)
+	KMOVW(g, upper)
+	var y48 [5]Op
+	for a := range 5 {
+		v := ZMM()
+		VPBROADCASTQ(t.at(b, a, 12), v)
+		VPBROADCASTQ(t.at(b, a, 8), upper, v)
+		y48[a] = v
+	}
+	ifma.Mul(p48, ifma.NewNum(), ifma.NewNum(), y48, c, false)
+	for a, m := range ifma.Times20(p48, c) {
+		VEXTRACTI64X4(U8(1), m, t.at(b, a, 4))
+		VMOVDQU64(m.AsY(), t.at(b, a, 8))
 	}
 }

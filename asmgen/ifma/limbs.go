@@ -66,20 +66,21 @@ func HSum(cols, tmp [3]VecVirtual) [3]GPVirtual {
 	return out
 }
 
-// PackH44 carries 44-bit limbs l0, l1, l2 (each below 2^60) completely,
-// folding bits 130 and up back times 5, and returns them in radix 2^64
-// with h2 <= 4.
-func PackH44(l0, l1, l2 GPVirtual) (h0, h1, h2 GPVirtual) {
+// Carry44 carries 44-bit limbs l0, l1, l2 (each below 2^60), in place,
+// into limbs below 2^44, 2^44 + 2^13 and 2^42, folding bits 130 and up
+// back times 5: good for MulScalar and the vector products, not yet
+// unique (PackH44 finishes the carry).
+func Carry44(l0, l1, l2 GPVirtual) {
 	mask, c := GP64(), GP64()
 	MOVQ(U64(1<<44-1), mask)
-	carry := func(from, to GPVirtual) {
-		MOVQ(from, c)
-		SHRQ(U8(44), c)
-		ANDQ(mask, from)
-		ADDQ(c, to)
-	}
-	carry(l0, l1)
-	carry(l1, l2)
+	carry44(l0, l1, l2, mask, c)
+}
+
+// carry44 is Carry44 with the mask (2^44 - 1, which it leaves so) and a
+// scratch register.
+func carry44(l0, l1, l2, mask, c GPVirtual) {
+	carryLimb(l0, l1, mask, c)
+	carryLimb(l1, l2, mask, c)
 	// bits 130 and up of l2 (bit 42 of the limb) times 5 into l0
 	MOVQ(l2, c)
 	SHRQ(U8(42), c)
@@ -89,8 +90,25 @@ func PackH44(l0, l1, l2 GPVirtual) (h0, h1, h2 GPVirtual) {
 	ADDQ(c, l0)
 	SHLQ(U8(2), mask)
 	ORQ(U8(3), mask) // 2^44 - 1 again
-	carry(l0, l1)
-	carry(l1, l2)
+	carryLimb(l0, l1, mask, c)
+}
+
+// carryLimb moves from's bits 44 and up into to.
+func carryLimb(from, to, mask, c GPVirtual) {
+	MOVQ(from, c)
+	SHRQ(U8(44), c)
+	ANDQ(mask, from)
+	ADDQ(c, to)
+}
+
+// PackH44 carries 44-bit limbs l0, l1, l2 (each below 2^60) completely,
+// folding bits 130 and up back times 5, and returns them in radix 2^64
+// with h2 <= 4.
+func PackH44(l0, l1, l2 GPVirtual) (h0, h1, h2 GPVirtual) {
+	mask, c := GP64(), GP64()
+	MOVQ(U64(1<<44-1), mask)
+	carry44(l0, l1, l2, mask, c)
+	carryLimb(l1, l2, mask, c)
 	// pack: h0 = l0 | l1<<44, h1 = l1>>20 | l2<<24, h2 = l2>>40
 	h0, h1 = GP64(), GP64()
 	MOVQ(l1, h0)

@@ -168,3 +168,37 @@ func Square(a [3]VecVirtual, k Consts) [3]VecVirtual {
 	Carry(d, lo, hi, k)
 	return d
 }
+
+// Num is a number in every lane of three limb vectors.
+type Num = [3]VecVirtual
+
+// NewNum returns three new vector registers.
+func NewNum() Num { return Num{ZMM(), ZMM(), ZMM()} }
+
+// Copy returns v in new registers.
+func Copy(v Num) Num {
+	d := NewNum()
+	for i := range 3 {
+		VMOVDQA64(v[i], d[i])
+	}
+	return d
+}
+
+// BlendInto sets the lanes of d in mask (bit q for lane q) to src's.
+func BlendInto(d, src Num, mask uint16) {
+	g, k := GP32(), K()
+	MOVL(U32(uint32(mask)), g)
+	KMOVW(g, k)
+	for i := range 3 {
+		VPBLENDMQ(src[i], d[i], k, d[i])
+	}
+}
+
+// Lane0 returns v's lane 0 in every lane.
+func Lane0(v Num) Num {
+	d := NewNum()
+	for i := range 3 {
+		VPBROADCASTQ(v[i].AsX(), d[i])
+	}
+	return d
+}

@@ -265,8 +265,8 @@ func ifmaKernel() {
 // by its vector instructions: the final permutes this saves made 1 KiB
 // 3-4% faster).
 func ifmaPowers(rp Mem, k ifma.Consts) (main [3]VecVirtual, final [ifmaAccs][3]VecVirtual) {
-	type num = [3]VecVirtual
-	newNum := func() num { return num{ZMM(), ZMM(), ZMM()} }
+	type num = ifma.Num
+	newNum := ifma.NewNum
 	l0, l1, l2 := ifma.LoadR44(rp)
 	r1 := newNum()
 	VPBROADCASTQ(l0, r1[0])
@@ -275,10 +275,7 @@ func ifmaPowers(rp Mem, k ifma.Consts) (main [3]VecVirtual, final [ifmaAccs][3]V
 
 	ext := func(b [3]VecVirtual) [5]VecVirtual { return ifma.Times20(b, k) }
 	mul := func(a num, bx [5]VecVirtual) num {
-		d := newNum()
-		for i := range 3 {
-			VMOVDQA64(a[i], d[i])
-		}
+		d := ifma.Copy(a)
 		lo, hi := newNum(), newNum()
 		var ops [5]Op
 		for i := range ops {
@@ -287,33 +284,14 @@ func ifmaPowers(rp Mem, k ifma.Consts) (main [3]VecVirtual, final [ifmaAccs][3]V
 		ifma.Mul(d, lo, hi, ops, k, false)
 		return d
 	}
-	kmask := func(bits uint16) Op {
-		g, k := GP32(), K()
-		MOVL(U32(bits), g)
-		KMOVW(g, k)
-		return k
-	}
 	blend := func(base num, picks map[uint16]num) num {
-		d := newNum()
-		for i := range 3 {
-			VMOVDQA64(base[i], d[i])
-		}
+		d := ifma.Copy(base)
 		for bits, src := range sortedPicks(picks) {
-			k := kmask(bits)
-			for i := range 3 {
-				VPBLENDMQ(src[i], d[i], k, d[i])
-			}
+			ifma.BlendInto(d, src, bits)
 		}
 		return d
 	}
-	// lane0 returns v's lane 0 in every lane.
-	lane0 := func(v num) num {
-		d := newNum()
-		for i := range 3 {
-			VPBROADCASTQ(v[i].AsX(), d[i])
-		}
-		return d
-	}
+	lane0 := ifma.Lane0
 
 	// Lane q of an accumulator holds its block q/2 (q even) or 4 + q/2
 	// (q odd), which needs the power 8 - block (accumulator 1) or
