@@ -34,8 +34,9 @@ const (
 
 // SealChaCha writes the ciphertext of src (len(dst) >= len(src)) and the
 // tag of it and ad under the ChaCha state s (key, nonce, counter 0) with
-// rounds rounds, if a kernel takes the message; it reports whether one
-// did, and if not writes nothing.
+// rounds rounds (a multiple of 4, as for the cores: pkg/aead passes 8, 12
+// or 20), if a kernel takes the message; it reports whether one did, and
+// if not writes nothing.
 func SealChaCha(s *[16]uint32, rounds int, dst, src, ad []byte, tag *[16]byte) bool {
 	if len(src) > MaxChaCha || len(dst) < len(src) {
 		return false
