@@ -36,3 +36,21 @@ func (l *layout64) take(n int) int {
 	l.next += roundUp(n, 64)
 	return off
 }
+
+// ciphertextToFrame copies the kernel's src, at most max bytes, to the
+// frame area at off from base b, zero past its end: Open runs Poly1305
+// over that copy in lanes, whose last group may read up to the area's end.
+func ciphertextToFrame(b Mem, off, max int) {
+	Comment("The ciphertext to the frame, zero past its end.")
+	src, n := GP64(), GP64()
+	Load(Param("src").Base(), src)
+	Load(Param("src").Len(), n)
+	for o := 0; o < max; o += 64 {
+		guarded(n, o, func() {
+			km := byteMask(n, o)
+			v := ZMM()
+			VMOVDQU8_Z(Mem{Base: src, Disp: o}, km, v)
+			VMOVDQU64(v, b.Offset(off+o))
+		})
+	}
+}

@@ -60,18 +60,7 @@ func kernel16(name string, open bool) {
 	{
 		b := f.base()
 		if open {
-			Comment("The ciphertext to the frame, zero past its end.")
-			src, n := GP64(), GP64()
-			Load(Param("src").Base(), src)
-			Load(Param("src").Len(), n)
-			for off := 0; off < max16; off += 64 {
-				guarded(n, off, func() {
-					km := byteMask(n, off)
-					v := ZMM()
-					VMOVDQU8_Z(Mem{Base: src, Disp: off}, km, v)
-					VMOVDQU64(v, b.Offset(ctOff+off))
-				})
-			}
+			ciphertextToFrame(b, ctOff, max16)
 		}
 		t.zeroTail(b)
 	}
