@@ -47,7 +47,7 @@
 // once. On CPUs with AVX-512, a message of up to 256 bytes (480 for a
 // secretbox) is sealed or opened in one kernel call, Poly1305 included,
 // and with AVX-512 IFMA and VBMI2 so is a ChaCha suite's message of up to
-// 1 KiB.
+// 1 KiB and a secretbox of up to 1056 bytes.
 // Seal encrypts a large message in 32 KiB chunks, each authenticated while
 // it is still in cache.
 //
