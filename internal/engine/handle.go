@@ -292,6 +292,13 @@ func (f *Forwarder) runSecure(ctx context.Context, c net.Conn, timeout time.Dura
 			sc, session, carrier = s.Conn, &s.Session, s.Carrier
 		}
 		err = c.SetDeadline(noDeadline)
+		if err != nil && carrier != nil {
+			// A carrier's session reads from the moment Secure starts it:
+			// a peer's first frames may already have ended it and closed c.
+			// That is the carrier's failure, which serving it reports (its
+			// reason, not a failed handshake).
+			err = nil
+		}
 		if err != nil {
 			closeSecured(sc, carrier)
 			sc, carrier = nil, nil

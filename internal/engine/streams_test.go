@@ -289,3 +289,41 @@ func TestCarrierFailedLinesRateLimited(t *testing.T) {
 	require.Eventually(t, func() bool { return obs.n.Load() == carriers }, 10*time.Second, time.Millisecond)
 	assert.Equal(t, failureLineBurst, log.Count(`msg="carrier failed"`), "%s", log)
 }
+
+// endedCarriers is outcomes that also counts carriers served to their end.
+type endedCarriers struct {
+	*outcomes
+	closed atomic.Int32
+}
+
+func (e *endedCarriers) CarrierClosed() { e.closed.Add(1) }
+
+// TestCarrierEndedBeforeItsHandshakeReturned: a carrier's session reads
+// from the moment Secure starts it, so a peer's first frames can end it
+// (and close its socket) before the handshake's caller has cleared the
+// socket's deadline. That carrier is served and reported as a carrier
+// (here a clean close: no failure at all), not as a handshake that
+// failed on a closed socket. Secure below waits for the carrier's end to
+// make that order certain; on a loaded machine it happened by itself.
+func TestCarrierEndedBeforeItsHandshakeReturned(t *testing.T) {
+	obs := &endedCarriers{outcomes: newOutcomes()}
+	addr, log := muxListen(t, echoServer(t), obs, func(f *Forwarder) {
+		secure := f.Secure
+		f.Secure = func(ctx context.Context, c net.Conn) (Conn, error) {
+			sc, err := secure(ctx, c)
+			if s, ok := sc.(*Secured); ok && s.Carrier != nil {
+				select {
+				case <-s.Carrier.Done():
+				case <-time.After(10 * time.Second):
+				}
+			}
+			return sc, err
+		}
+	})
+	s, _ := muxCarrier(t, addr)
+	require.NoError(t, s.Close())
+	require.Eventually(t, func() bool { return obs.closed.Load() == 1 }, 10*time.Second, time.Millisecond,
+		"the carrier was never served: %v\n%s", obs.snapshot(), log)
+	assert.Empty(t, obs.snapshot(), "a carrier closed on purpose is no failure")
+	assert.Zero(t, log.Count("level=WARN"), "%s", log)
+}
