@@ -6,8 +6,6 @@ import (
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
-
-	"github.com/spipe-dev/spipe/asmgen/ifma"
 )
 
 // Message lengths of the 16-block kernels: the longest, and the shortest
@@ -80,18 +78,7 @@ func kernel16(name string, open bool) {
 		chunks := t.scalarPowers(f, k)
 		// the additional data beside the first double round after (it
 		// has a loop, so it must not go to a round only some counts have)
-		chunks[0] = append(chunks[0], func() {
-			Comment("The additional data.")
-			a := newAcc()
-			adp, adn := GP64(), GP64()
-			Load(Param("ad").Base(), adp)
-			Load(Param("ad").Len(), adn)
-			a.padded(k, adp, adn, name+"_ad")
-			l0, l1, l2 := ifma.SplitH44(a.h0, a.h1, a.h2)
-			MOVQ(l0, pre)
-			MOVQ(l1, pre.Offset(8))
-			MOVQ(l2, pre.Offset(16))
-		})
+		chunks[0] = append(chunks[0], func() { additionalData(k, name, pre) })
 		return chunks
 	})
 

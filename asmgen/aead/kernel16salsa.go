@@ -106,26 +106,7 @@ func kernel16Secretbox(name string, open bool) {
 	g.feedForward()
 	{
 		b := f.base()
-		out := func(pc piece) {
-			if open {
-				VMOVDQU64(pc.v, b.Offset(ksOff+pc.off))
-				return
-			}
-			n := GP64()
-			Load(Param("src").Len(), n)
-			guarded(n, pc.off, func() {
-				src, dst := GP64(), GP64()
-				Load(Param("src").Base(), src)
-				Load(Param("dst").Base(), dst)
-				km := byteMask(n, pc.off)
-				tv := vecOf(pc.width)
-				VMOVDQU8_Z(Mem{Base: src, Disp: pc.off}, km, tv)
-				VMOVDQU8_Z(pc.v, km, pc.v)
-				VPXORD(tv, pc.v, pc.v)
-				VMOVDQU8(pc.v, km, Mem{Base: dst, Disp: pc.off})
-				VMOVDQU64(pc.v, b.Offset(ctOff+pc.off))
-			})
-		}
+		out := func(pc piece) { keyStreamPiece(b, pc, open, ksOff, ctOff) }
 		y := YMM()
 		VMOVDQU64(b.Offset(ks0), y)
 		out(piece{y, 0, 32})

@@ -215,3 +215,19 @@ func (l *lanes) macLanes(name string, f *frame64, ctOff int, pre Mem, full, kLas
 	}
 	return ifma.PackH44(y[0], y[1], y[2])
 }
+
+// additionalData absorbs the kernel's additional data in general
+// registers and stores the accumulator, split into 44-bit limbs, at pre:
+// the starting value of lane 0 of the first group of Poly1305 lanes.
+func additionalData(k key, name string, pre Mem) {
+	Comment("The additional data.")
+	a := newAcc()
+	adp, adn := GP64(), GP64()
+	Load(Param("ad").Base(), adp)
+	Load(Param("ad").Len(), adn)
+	a.padded(k, adp, adn, name+"_ad")
+	l0, l1, l2 := ifma.SplitH44(a.h0, a.h1, a.h2)
+	MOVQ(l0, pre)
+	MOVQ(l1, pre.Offset(8))
+	MOVQ(l2, pre.Offset(16))
+}

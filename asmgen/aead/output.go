@@ -63,3 +63,29 @@ func guarded(n GPVirtual, off int, f func()) {
 	f()
 	Label(l)
 }
+
+// keyStreamPiece takes one piece of key stream out. Open keeps it in the
+// frame at ksOff (nothing is written before the tag is checked); seal
+// XORs it into the message's bytes at its offset (masked where the
+// message ends, skipped wholly past it), writes them to dst and keeps the
+// ciphertext in the frame at ctOff for Poly1305's lanes.
+func keyStreamPiece(b Mem, pc piece, open bool, ksOff, ctOff int) {
+	if open {
+		VMOVDQU64(pc.v, b.Offset(ksOff+pc.off))
+		return
+	}
+	n := GP64()
+	Load(Param("src").Len(), n)
+	guarded(n, pc.off, func() {
+		src, dst := GP64(), GP64()
+		Load(Param("src").Base(), src)
+		Load(Param("dst").Base(), dst)
+		km := byteMask(n, pc.off)
+		tv := vecOf(pc.width)
+		VMOVDQU8_Z(Mem{Base: src, Disp: pc.off}, km, tv)
+		VMOVDQU8_Z(pc.v, km, pc.v)
+		VPXORD(tv, pc.v, pc.v)
+		VMOVDQU8(pc.v, km, Mem{Base: dst, Disp: pc.off})
+		VMOVDQU64(pc.v, b.Offset(ctOff+pc.off))
+	})
+}

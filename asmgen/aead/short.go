@@ -92,24 +92,7 @@ func kernelShort(name string, sets int, open bool) {
 		b := f.base()
 		g.pieces(func(pc piece) {
 			offs = append(offs, piece{nil, pc.off, pc.width})
-			if open {
-				VMOVDQU64(pc.v, b.Offset(ksOff+pc.off))
-				return
-			}
-			n := GP64()
-			Load(Param("src").Len(), n)
-			guarded(n, pc.off, func() {
-				src, dst := GP64(), GP64()
-				Load(Param("src").Base(), src)
-				Load(Param("dst").Base(), dst)
-				km := byteMask(n, pc.off)
-				tv := ZMM()
-				VMOVDQU8_Z(Mem{Base: src, Disp: pc.off}, km, tv)
-				VMOVDQU8_Z(pc.v, km, pc.v)
-				VPXORD(tv, pc.v, pc.v)
-				VMOVDQU8(pc.v, km, Mem{Base: dst, Disp: pc.off})
-				VMOVDQU64(pc.v, b.Offset(ctOff+pc.off))
-			})
+			keyStreamPiece(b, pc, open, ksOff, ctOff)
 		})
 	}
 
@@ -117,18 +100,7 @@ func kernelShort(name string, sets int, open bool) {
 	c := ifma.NewConsts()
 	t.fill(f, k, c)
 
-	Comment("The additional data.")
-	{
-		a := newAcc()
-		adp, adn := GP64(), GP64()
-		Load(Param("ad").Base(), adp)
-		Load(Param("ad").Len(), adn)
-		a.padded(k, adp, adn, name+"_ad")
-		l0, l1, l2 := ifma.SplitH44(a.h0, a.h1, a.h2)
-		MOVQ(l0, pre)
-		MOVQ(l1, pre.Offset(8))
-		MOVQ(l2, pre.Offset(16))
-	}
+	additionalData(k, name, pre)
 
 	Comment("Poly1305 over the ciphertext in lanes, then the lengths.")
 	l := &lanes{k: c, hibit: ifma.Const(1 << 40), t: t}
