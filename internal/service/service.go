@@ -118,6 +118,15 @@ func (s *Service) Run(ctx context.Context, reload <-chan os.Signal) error {
 	defer s.close()
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// Every goroutine the service keeps for its life starts before the
+	// metrics server, so the first /metrics that answers already counts
+	// them all: its go_goroutines is the idle figure a leak is measured
+	// against, not one that grows by a goroutine a moment later.
+	if s.ln == nil {
+		go s.ignore(runCtx, reload)
+	} else {
+		go s.reloadOn(runCtx, reload)
+	}
 	if s.metLn != nil {
 		// The metrics address outlives ctx, until Run returns: through
 		// the shutdown, /healthz answers 503 while open connections
@@ -129,13 +138,11 @@ func (s *Service) Run(ctx context.Context, reload <-chan os.Signal) error {
 		defer func() { stopSrv(); <-served }()
 	}
 	if s.ln == nil {
-		go s.ignore(runCtx, reload)
 		if err := s.fwd.Handle(ctx, &engine.StdioConn{R: s.opts.Stdin, W: s.opts.Stdout}); err != nil {
 			return fmt.Errorf("connection to %s: %w", s.opts.Target, err)
 		}
 		return nil
 	}
-	go s.reloadOn(runCtx, reload)
 	attrs := []any{"mode", s.opts.Mode.String(), "source", s.ln.Addr().String(), "target", s.opts.Target.String()}
 	if s.metLn != nil {
 		attrs = append(attrs, "metrics", "http://"+s.metLn.Addr().String()+"/metrics")
