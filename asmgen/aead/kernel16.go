@@ -93,25 +93,8 @@ func kernel16(name string, open bool) {
 			for i, x := range g.x {
 				VMOVDQU64(x, b.Offset(ksOff+64*i))
 			}
-		}
-		seal := func(pc piece) {
-			n := GP64()
-			Load(Param("src").Len(), n)
-			guarded(n, pc.off, func() {
-				src, dst := GP64(), GP64()
-				Load(Param("src").Base(), src)
-				Load(Param("dst").Base(), dst)
-				km := byteMask(n, pc.off)
-				tv := ZMM()
-				VMOVDQU8_Z(Mem{Base: src, Disp: pc.off}, km, tv)
-				VMOVDQU8_Z(pc.v, km, pc.v)
-				VPXORD(tv, pc.v, pc.v)
-				VMOVDQU8(pc.v, km, Mem{Base: dst, Disp: pc.off})
-				VMOVDQU64(pc.v, b.Offset(ctOff+pc.off))
-			})
-		}
-		if !open {
-			g.pieces(seal)
+		} else {
+			g.pieces(func(pc piece) { keyStreamPiece(b, pc, false, ksOff, ctOff) })
 		}
 		Comment("The length block after the zero-padded ciphertext.")
 		at, v := GP64(), GP64()

@@ -358,15 +358,5 @@ func (c *scalarSalsa) finish(ks Mem) (r0, r1, s0, s1 GPVirtual) {
 		ADDL(c.in.Offset(4*i), w)
 		MOVL(w, ks.Offset(4*(i-8)))
 	}
-	var w [8]GPVirtual
-	for i := range 8 {
-		w[i] = word(i)
-		ADDL(c.in.Offset(4*i), w[i])
-	}
-	join := func(lo, hi GPVirtual) GPVirtual {
-		SHLQ(U8(32), hi.As64())
-		ORQ(hi.As64(), lo.As64())
-		return lo.As64().(GPVirtual)
-	}
-	return join(w[0], w[1]), join(w[2], w[3]), join(w[4], w[5]), join(w[6], w[7])
+	return polyKey(c.in, word)
 }

@@ -90,10 +90,17 @@ func (c *scalarChaCha) steps() []func(a, b, cm, d Op, t GPVirtual) {
 // key adds the input words 0-7 and returns the Poly1305 key as 64-bit
 // words: r0, r1 (not yet clamped) and s0, s1.
 func (c *scalarChaCha) key() (r0, r1, s0, s1 GPVirtual) {
+	return polyKey(c.in, func(i int) GPVirtual { return c.x[i].(GPVirtual) })
+}
+
+// polyKey adds input words 0-7 (at in) to the block's words 0-7, word(i)
+// in a general register, and joins them into the Poly1305 key as 64-bit
+// words: r0, r1 (not yet clamped) and s0, s1.
+func polyKey(in Mem, word func(i int) GPVirtual) (r0, r1, s0, s1 GPVirtual) {
 	var w [8]GPVirtual
 	for i := range 8 {
-		w[i] = c.x[i].(GPVirtual)
-		ADDL(c.in.Offset(4*i), w[i])
+		w[i] = word(i)
+		ADDL(in.Offset(4*i), w[i])
 	}
 	join := func(lo, hi GPVirtual) GPVirtual {
 		SHLQ(U8(32), hi.As64())
